@@ -1,0 +1,90 @@
+#include "io/detail/posix_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "io/error.h"
+
+namespace mlacheck::io::detail {
+
+std::string errno_message(const std::filesystem::path& path, const std::string& what, int err) {
+  return path.string() + ": " + what + " failed: " + std::strerror(err);
+}
+
+ReadOnlyFile::ReadOnlyFile(const std::filesystem::path& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw Error(errno_message(path, "open", errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    throw Error(errno_message(path, "stat", err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    throw Error(path.string() + ": not a regular file");
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+}
+
+ReadOnlyFile::~ReadOnlyFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ReadOnlyFile::read_exact(uint64_t offset, std::span<std::byte> out,
+                              const std::string& what) const {
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const uint64_t at = offset + done;
+    if (at > static_cast<uint64_t>(INT64_MAX))
+      throw Error(path_.string() + ": " + what + ": offset " + std::to_string(at) + " out of range");
+    const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(at));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(errno_message(path_, "reading " + what, errno));
+    }
+    // The size was checked at open: end of file here means the file shrank since.
+    if (n == 0)
+      throw Error(path_.string() + ": " + what + ": file ended after " +
+                  std::to_string(offset + done) + " bytes (truncated while open?)");
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+WriteOnlyFile::WriteOnlyFile(const std::filesystem::path& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error(errno_message(path, "create", errno));
+}
+
+WriteOnlyFile::~WriteOnlyFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void WriteOnlyFile::write_all(std::span<const std::byte> data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(errno_message(path_, "write", errno));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void WriteOnlyFile::sync_and_close() {
+  const int fd = fd_;
+  fd_ = -1;
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw Error(errno_message(path_, "fsync", err));
+  }
+  if (::close(fd) != 0) throw Error(errno_message(path_, "close", errno));
+}
+
+}  // namespace mlacheck::io::detail

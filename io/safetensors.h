@@ -1,0 +1,102 @@
+#pragma once
+// Reading and writing safetensors files (huggingface/safetensors format):
+//   8-byte little-endian u64 N | N bytes of JSON header | data buffer
+// The header maps each tensor name to {"dtype", "shape", "data_offsets": [begin, end]} (offsets
+// into the data buffer) plus an optional "__metadata__" map of string -> string. The tensors
+// cover the data buffer exactly: sorted by offset, no holes, no overlaps, nothing after the last.
+//
+// The reader validates all of that when it opens the file and reads tensor data on demand with
+// pread, so multi-GB golden files are never loaded whole. Every problem is one io::Error whose
+// message starts with the file path and names the tensor where there is one.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/dtype.h"
+#include "io/error.h"
+#include "io/tensor.h"
+
+namespace mlacheck::io {
+
+// Where one tensor lives: [begin, end) are byte offsets in the data buffer (the byte after the
+// header is offset 0).
+struct TensorInfo {
+  DType dtype = DType::U8;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+namespace detail {
+class ReadOnlyFile;
+}
+
+class SafetensorsReader {
+ public:
+  // Opens the file, reads and validates the header against the file size. Throws Error.
+  explicit SafetensorsReader(std::filesystem::path path);
+
+  const std::filesystem::path& path() const { return path_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+
+  // Tensor names in data-offset order (ties between empty tensors broken by name).
+  std::vector<std::string> names() const;
+  bool contains(std::string_view name) const;
+  // Throws Error naming the file and the tensor if there is no such tensor.
+  const TensorInfo& info(std::string_view name) const;
+
+  // The whole tensor. Throws Error if absent or if the file cannot be read (e.g. it shrank).
+  Tensor read(std::string_view name) const;
+
+  // Rows [first, first + count) of the outermost dimension into `out`, whose size must be exactly
+  // count * (bytes of one row). For streaming large caches without loading them whole. Throws
+  // Error for a 0-d tensor, a range outside [0, shape[0]] or a wrong `out` size.
+  void read_rows(std::string_view name, int64_t first, int64_t count,
+                 std::span<std::byte> out) const;
+
+ private:
+  std::filesystem::path path_;
+  std::shared_ptr<const detail::ReadOnlyFile> file_;  // shared: copies of a reader share one fd
+  std::map<std::string, std::string> metadata_;
+  std::map<std::string, TensorInfo, std::less<>> tensors_;
+  std::vector<std::string> order_;  // names by data offset
+  uint64_t data_start_ = 0;          // file offset of the data buffer: 8 + header length
+
+  const TensorInfo& find(std::string_view name) const;
+  void read_bytes(std::string_view name, uint64_t begin, std::span<std::byte> out) const;
+};
+
+class SafetensorsWriter {
+ public:
+  // Later calls with the same key replace the value. Throws Error if key or value is not UTF-8.
+  void set_metadata(std::string key, std::string value);
+
+  // Throws Error on an empty, duplicate, reserved ("__metadata__") or non-UTF-8 name, a negative
+  // or overflowing shape, or bytes.size() != numel * dtype_size.
+  void add(std::string name, Tensor tensor);
+
+  // Writes path + ".tmp" and renames it onto path, so a failed write never leaves a half file
+  // (the .tmp is removed on failure). Tensors are laid out by element size, largest first, then in
+  // the order they were added, so that every tensor is aligned to its element size (the data
+  // buffer starts on a multiple of 8: the header is padded with spaces). Throws Error.
+  void write(const std::filesystem::path& path) const;
+
+ private:
+  std::map<std::string, std::string> metadata_;
+  std::vector<std::pair<std::string, Tensor>> tensors_;  // in add() order
+};
+
+// One tensor that must have the given dtype (and rank, if given), e.g. for inputs of a known
+// format. Throws Error naming file and tensor on a mismatch:
+//   "file.safetensors: tensor 'q' has dtype F32, expected BF16"
+Tensor read_checked(const SafetensorsReader& reader, std::string_view name, DType expected,
+                    std::optional<std::size_t> rank = {});
+
+}  // namespace mlacheck::io
