@@ -1,0 +1,109 @@
+// SafetensorsWriter: bad tensors are refused at add(), and a failed write leaves no file behind
+// (and never damages a file that was already at the path).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "io/safetensors.h"
+#include "tests/io/scratch_dir.h"
+
+namespace mlacheck::io {
+namespace {
+
+using testing::list_dir;
+using testing::ScratchDir;
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no io::Error thrown";
+  return {};
+}
+
+#define EXPECT_MENTIONS(msg, part) EXPECT_NE((msg).find(part), std::string::npos) << (msg)
+
+TEST(IoWriterAdd, RefusesDuplicateEmptyReservedAndNonUtf8Names) {
+  SafetensorsWriter w;
+  w.add("q", Tensor::zeros(DType::U8, {1}));
+  EXPECT_MENTIONS(error_of([&] { w.add("q", Tensor::zeros(DType::U8, {1})); }), "tensor 'q': added twice");
+  EXPECT_MENTIONS(error_of([&] { w.add("", Tensor::zeros(DType::U8, {1})); }), "name is empty");
+  EXPECT_MENTIONS(error_of([&] { w.add("__metadata__", Tensor::zeros(DType::U8, {1})); }), "reserved");
+  EXPECT_MENTIONS(error_of([&] { w.add("bad\xff", Tensor::zeros(DType::U8, {1})); }), "UTF-8");
+  EXPECT_MENTIONS(error_of([&] { w.set_metadata("k", "bad\xc3"); }), "UTF-8");
+}
+
+TEST(IoWriterAdd, RefusesBytesThatDoNotMatchTheShape) {
+  SafetensorsWriter w;
+  Tensor t = Tensor::zeros(DType::F32, {2, 3});
+  t.bytes.pop_back();
+  const std::string msg = error_of([&] { w.add("k", t); });
+  EXPECT_MENTIONS(msg, "tensor 'k'");
+  EXPECT_MENTIONS(msg, "has 23 bytes");
+  EXPECT_MENTIONS(msg, "needs 24");
+}
+
+TEST(IoWriterAdd, RefusesANegativeShape) {
+  SafetensorsWriter w;
+  Tensor t;
+  t.dtype = DType::F32;
+  t.shape = {-1};
+  EXPECT_MENTIONS(error_of([&] { w.add("k", t); }), "negative or overflows");
+}
+
+SafetensorsWriter small_writer() {
+  SafetensorsWriter w;
+  w.add("t", Tensor::zeros(DType::F32, {16}));
+  return w;
+}
+
+TEST(IoWriterFailure, MissingDirectoryLeavesNothing) {
+  ScratchDir dir;
+  const auto path = dir / "no_such_dir" / "out.safetensors";
+  EXPECT_MENTIONS(error_of([&] { small_writer().write(path); }), "out.safetensors.tmp: create failed");
+  EXPECT_EQ(list_dir(dir.path()), "");
+}
+
+TEST(IoWriterFailure, ParentIsAFileLeavesNothing) {
+  ScratchDir dir;
+  testing::write_file(dir / "plain", "x");
+  EXPECT_MENTIONS(error_of([&] { small_writer().write(dir / "plain" / "out.safetensors"); }), "create failed");
+  EXPECT_EQ(list_dir(dir.path()), "plain");
+}
+
+TEST(IoWriterFailure, UnwritableDirectoryLeavesNothing) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: directory permissions do not stop root";
+  ScratchDir dir;
+  std::filesystem::create_directory(dir / "ro");
+  std::filesystem::permissions(dir / "ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  EXPECT_MENTIONS(error_of([&] { small_writer().write(dir / "ro" / "out.safetensors"); }), "Permission denied");
+  EXPECT_EQ(list_dir(dir / "ro"), "");
+}
+
+// The data is written, then the rename fails: the finished .tmp must be removed too.
+TEST(IoWriterFailure, FailedRenameRemovesTheTemporaryFile) {
+  ScratchDir dir;
+  std::filesystem::create_directories(dir / "out.safetensors" / "occupied");
+  EXPECT_MENTIONS(error_of([&] { small_writer().write(dir / "out.safetensors"); }), "renaming");
+  EXPECT_EQ(list_dir(dir.path()), "out.safetensors");
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "out.safetensors" / "occupied"));
+}
+
+TEST(IoWriterFailure, FailedWriteKeepsThePreviousFile) {
+  ScratchDir dir;
+  const auto path = dir / "keep.safetensors";
+  small_writer().write(path);
+  std::filesystem::create_directory(dir / "keep.safetensors.tmp");  // blocks the temporary file
+  SafetensorsWriter other;
+  other.add("other", Tensor::zeros(DType::U8, {3}));
+  EXPECT_THROW(other.write(path), Error);
+  EXPECT_EQ(SafetensorsReader(path).names(), std::vector<std::string>{"t"});
+}
+
+}  // namespace
+}  // namespace mlacheck::io
