@@ -44,4 +44,20 @@ MLACHECK_HD constexpr float e8m0_to_f32(uint8_t b) noexcept {
   return f32_from_bits(static_cast<uint32_t>(b) << detail::kF32FracBits);
 }
 
+// float32 -> E8M0 as torch's float8_e8m0fnu cast (c10 fp8e8m0fnu_from_fp32_value) and aiter's CPU
+// f32_to_e8m0 compute it (NUMERICS §5.7): the sign is ignored; exponent field 0xFF (Inf, NaN)
+// gives 0xFF; otherwise the biased exponent goes up by one when the fraction's top bit is set and
+// (a lower fraction bit is set or the float32 is normal), so 1.5 * 2^127 and above give 0xFF too.
+// Not used by the harness or the MXFP4 quantizer; mlacheck has it for `mlacheck quant` and to
+// reproduce torch's codes (oracle `tricky__e8m0_torch`).
+MLACHECK_HD constexpr uint8_t f32_to_e8m0(float x) noexcept {
+  const uint32_t u = f32_bits(x);
+  const uint32_t biased = (u >> detail::kF32FracBits) & 0xFFu;
+  if (biased == 0xFFu) return 0xFF;
+  const bool guard = (u & 0x400000u) != 0;      // fraction bit 22: fraction >= 0.5
+  const bool rest = (u & 0x3FFFFFu) != 0;       // any lower fraction bit
+  const bool implicit_one = biased != 0;        // the "lsb" of an exponent-only format
+  return static_cast<uint8_t>(biased + ((guard && (rest || implicit_one)) ? 1u : 0u));
+}
+
 }  // namespace mlacheck::quant
