@@ -40,6 +40,14 @@ void write_file(const std::filesystem::path& path, std::string_view bytes) {
   if (!out) throw std::runtime_error("test setup: cannot write " + path.string());
 }
 
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(static_cast<std::size_t>(std::filesystem::file_size(path)), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!in) throw std::runtime_error("test setup: cannot read " + path.string());
+  return bytes;
+}
+
 std::string list_dir(const std::filesystem::path& dir) {
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(dir))

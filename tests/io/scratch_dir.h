@@ -25,6 +25,9 @@ class ScratchDir {
 // Writes `bytes` to `path` exactly (binary), replacing any file there.
 void write_file(const std::filesystem::path& path, std::string_view bytes);
 
+// The whole file as bytes.
+std::string read_file(const std::filesystem::path& path);
+
 // Every entry directly in `dir`, sorted ("a.safetensors", ...) — to assert what a write left behind.
 std::string list_dir(const std::filesystem::path& dir);
 
