@@ -30,7 +30,8 @@ float fp8_harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt,
 // inv = fl32(1/scale); code = RNE(clamp(fl32(x * inv), ±M)). Returns the scale.
 // Choices where the GPU's behaviour is not established (§4.1):
 // - NaN elements are ignored by the row max (fmaxf semantics, as HIP's max(float, float)); they
-//   encode to the NaN code.
+//   encode to the NaN code with their own sign. An Inf element makes the scale Inf and inv 0, so
+//   finite elements give ±0 and the Inf itself Inf * 0 = +NaN (AMD's default NaN).
 // - All-zero input (scale 0): 1/0 would make every 0 * Inf a NaN; mlacheck instead uses inv = 0 so
 //   every code is the zero of the input's sign (e4m3fn 0x00/0x80, e4m3fnuz 0x00) and the returned
 //   scale is 0. Any finite code times a zero scale dequantizes to 0, which is what the data was.
@@ -64,7 +65,7 @@ void mxfp4_quantize(std::span<const float> x, std::size_t row_len, E2M1Rounding 
 
 // Inverse of the packing: out[i] = e2m1_to_f32(code i) * e8m0_to_f32(its block's scale), in
 // float32 (NUMERICS §5.7). out.size() must be a multiple of row_len (a multiple of 32), packed
-// out.size()/2 bytes and scales out.size()/32.
+// out.size()/2 bytes and scales out.size()/32. Scale 0xFF gives NaN (0x7FC00001, quieted).
 void mxfp4_dequantize(std::span<const uint8_t> packed, std::span<const uint8_t> scales,
                       std::size_t row_len, std::span<float> out);
 

@@ -9,7 +9,8 @@
 #include "quant/bits.h"
 #include "quant/bulk.h"
 #include "quant/fp8.h"
-#include "quant/size_check.h"
+#include "quant/nan_semantics.h"
+#include "quant/bulk_common.h"
 
 namespace mlacheck::quant {
 namespace {
@@ -26,13 +27,15 @@ constexpr uint16_t kBf16AbsMask = 0x7FFF;
 // Clamp to [-m, m]; NaN passes through (every comparison with it is false).
 constexpr float clamp_symmetric(float v, float m) { return v > m ? m : (v < -m ? -m : v); }
 
-// The aiter element rule (§4.1): t = fl32(x * inv), clamp ±M, RNE to FP8.
+// The aiter element rule (§4.1): t = fl32(x * inv), clamp ±M, RNE to FP8. A NaN t (NaN x, or
+// ±Inf x with inv = 0) is passed through the clamp (v_med3's NaN behaviour is not established)
+// with AMD's NaN bits, so its code's sign is fixed: the NaN input's, or + for Inf * 0.
 void encode_scaled(std::span<const float> x, float inv, Fp8Format fmt, std::span<uint8_t> codes) {
   const float m = fp8_max(fmt);
   const std::size_t n = x.size();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= detail::kMinParallelWork)
   for (std::size_t i = 0; i < n; ++i)
-    codes[i] = f32_to_fp8(clamp_symmetric(x[i] * inv, m), fmt, Overflow::nan);
+    codes[i] = f32_to_fp8(clamp_symmetric(detail::mul_amd_nan(x[i], inv), m), fmt, Overflow::nan);
 }
 
 // NUMERICS §4, steps 1-7; y (may be null) receives each element's bf16 value after step 5.
@@ -43,7 +46,7 @@ float harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt, std::spa
   // Step 1: amax of |x| in bf16. On magnitudes the integer order is the value order, and every
   // NaN (> 0x7F80) exceeds every number, so the integer max is NaN iff some element is NaN.
   unsigned amax = 0;
-#pragma omp parallel for schedule(static) reduction(max : amax)
+#pragma omp parallel for schedule(static) reduction(max : amax) if (n >= detail::kMinParallelWork)
   for (std::size_t i = 0; i < n; ++i) {
     const unsigned mag = x_bf16[i] & kBf16AbsMask;
     amax = mag > amax ? mag : amax;
@@ -56,7 +59,7 @@ float harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt, std::spa
   const float s_f32 = bf16_to_f32(s);
   const float m = fp8_max(fmt);  // exactly representable in bf16 (448, 240)
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= detail::kMinParallelWork)
   for (std::size_t i = 0; i < n; ++i) {
     const uint16_t q = f32_to_bf16(bf16_to_f32(x_bf16[i]) / s_f32);          // step 4
     const uint16_t yi = f32_to_bf16(clamp_symmetric(bf16_to_f32(q), m));     // step 5 (exact)
@@ -95,7 +98,7 @@ float fp8_dynamic_quantize(std::span<const float> x, std::size_t row_len, Fp8For
   // Tensor scale = max over rows of fl32(rowAbsMax * fl32(1/M)), starting from 0. NaN-free, so
   // the max is exact and independent of the reduction order.
   float scale = 0.0f;
-#pragma omp parallel for schedule(static) reduction(max : scale)
+#pragma omp parallel for schedule(static) reduction(max : scale) if (x.size() >= detail::kMinParallelWork)
   for (std::size_t r = 0; r < rows; ++r) {
     float abs_max = 0.0f;
     for (std::size_t j = 0; j < row_len; ++j) {
@@ -127,7 +130,7 @@ void fp8_cast(std::span<const float> x, Fp8Format fmt, Overflow overflow,
               std::span<uint8_t> codes) {
   detail::require_size("fp8_cast", "codes", codes.size(), x.size(), "one code per input element");
   const std::size_t n = x.size();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= detail::kMinParallelWork)
   for (std::size_t i = 0; i < n; ++i) codes[i] = f32_to_fp8(x[i], fmt, overflow);
 }
 

@@ -1,11 +1,16 @@
 #pragma once
-// Argument checks shared by the bulk quantizers: a mismatch is a caller bug, reported with the
-// function's name and both sizes.
+// Shared by the bulk quantizers: argument checks (a mismatch is a caller bug, reported with the
+// function's name and both sizes) and the size below which they stay single-threaded.
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 
 namespace mlacheck::quant::detail {
+
+// Below this many elements the bulk quantizers run on one thread: waking a team costs more than
+// the work (measured: tens of ms for a 3-element tensor on a busy 2-core machine). Results do not
+// depend on it, the work being elementwise with exact max reductions.
+inline constexpr std::size_t kMinParallelWork = std::size_t{1} << 14;
 
 inline void require_size(const char* func, const char* what, std::size_t actual,
                          std::size_t expected, const char* rule) {
