@@ -13,11 +13,18 @@ With an expectation (--expect JSON, or FILE's sibling <stem>.expect.json if pres
 checks the contents: {"metadata": {...}, "tensors": {name: {"dtype", "shape", "hex"?, "values"?}}}
 ("hex" = raw bytes, "values" = decoded numbers for NumPy dtypes).
 
+The other direction: --write-python-file OUT writes a file with Python safetensors (every dtype
+NumPy has, 0-d and empty arrays, metadata) and OUT's <stem>.expect.json; the C++ test
+IoInterop.ReadsAFileWrittenByPython reads $MLACHECK_INTEROP_DIR/python_written.safetensors.
+
 Usage:
   check_safetensors_interop.py [-v] [--expect EXPECT.json] FILE.safetensors [FILE ...]
-Typical flow (the C++ side writes the file and its expectation):
-  MLACHECK_INTEROP_DIR=/tmp/interop <gtest binary or `mlacheck selftest`> --gtest_filter='IoInterop.*'
-  python3 scripts/python/check_safetensors_interop.py /tmp/interop/mlacheck_all_dtypes.safetensors
+  check_safetensors_interop.py --write-python-file OUT.safetensors
+Typical flow, both directions:
+  export MLACHECK_INTEROP_DIR=/tmp/interop
+  python3 scripts/python/check_safetensors_interop.py --write-python-file $MLACHECK_INTEROP_DIR/python_written.safetensors
+  <gtest binary or `mlacheck selftest`> --gtest_filter='IoInterop.*'
+  python3 scripts/python/check_safetensors_interop.py $MLACHECK_INTEROP_DIR/mlacheck_all_dtypes.safetensors
 Exit status: 0 all checks passed, 1 a check failed, 2 bad usage.
 """
 import argparse
@@ -105,17 +112,52 @@ def check_expected(where, info, raw, want, c):
         c.check(got.tobytes() == exp.tobytes(), f"{where}: values as expected")
 
 
+def expect_path_of(path):
+    return path.with_name(path.name.removesuffix(".safetensors") + ".expect.json")
+
+
+def write_python_file(out):
+    """A file written by the reference library, for the C++ reader, and what it holds."""
+    from safetensors.numpy import save_file
+    arrays = {
+        "f16": np.array([[1.0, -2.0, 65504.0], [6e-8, 0.0, -0.0]], dtype=np.float16),
+        "f32": np.array([1.5, -0.0, np.inf, np.nan], dtype=np.float32),
+        "f64": np.array([1.0 / 3.0, -1e300, 5e-324], dtype=np.float64),
+        "i32": np.array([np.iinfo(np.int32).min, -1, np.iinfo(np.int32).max], dtype=np.int32),
+        "i64": np.array([[np.iinfo(np.int64).min], [np.iinfo(np.int64).max]], dtype=np.int64),
+        "u8": np.arange(0, 256, 17, dtype=np.uint8),
+        "scalar": np.array(7, dtype=np.int64),
+        "empty_2x0": np.zeros((2, 0), dtype=np.float32),
+    }
+    metadata = {"writer": "python safetensors", "note": "unicode \u00e9"}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save_file(arrays, str(out), metadata=metadata)
+    names = {v: k for k, v in NUMPY_DTYPES.items()}
+    expect = {"metadata": metadata, "tensors": {
+        name: {"dtype": names[a.dtype.type], "shape": list(a.shape), "hex": a.tobytes().hex()}
+        for name, a in arrays.items()}}
+    expect_path_of(out).write_text(json.dumps(expect, indent=1) + "\n")
+    print(f"wrote {out} and {expect_path_of(out).name}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--expect", type=Path, help="expectation JSON (only with a single FILE)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print passing checks too")
-    parser.add_argument("files", type=Path, nargs="+")
+    parser.add_argument("--write-python-file", type=Path, metavar="OUT",
+                        help="write a file with Python safetensors for the C++ reader, then exit")
+    parser.add_argument("files", type=Path, nargs="*")
     args = parser.parse_args()
+    if args.write_python_file:
+        write_python_file(args.write_python_file)
+        return 0
+    if not args.files:
+        parser.error("no FILE given")
     if args.expect and len(args.files) != 1:
         parser.error("--expect applies to one FILE; use <stem>.expect.json siblings for several")
     c = Checker(args.verbose)
     for path in args.files:
-        expect_path = args.expect or path.with_name(path.name.removesuffix(".safetensors") + ".expect.json")
+        expect_path = args.expect or expect_path_of(path)
         expect = json.loads(expect_path.read_text()) if expect_path.exists() else None
         if args.expect is None and expect is None:
             print(f"note {path.name}: no {expect_path.name}, checking structure only")

@@ -16,25 +16,18 @@
 #include <vector>
 
 #include "io/safetensors.h"
+#include "tests/io/hex.h"
 #include "tests/io/scratch_dir.h"
 
 namespace mlacheck::io {
 namespace {
 
-std::string hex(const std::vector<std::byte>& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  for (const std::byte b : bytes) {
-    s += digits[std::to_integer<unsigned>(b) >> 4];
-    s += digits[std::to_integer<unsigned>(b) & 0xF];
-  }
-  return s;
-}
+using testing::to_hex;
 
 // Tensor contents: raw bytes as hex always; decoded values too where numpy can decode them
 // (numpy has no bf16/fp8) and JSON can hold them (finite only).
 nlohmann::json expectation(const Tensor& t, bool with_values) {
-  nlohmann::json e = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"hex", hex(t.bytes)}};
+  nlohmann::json e = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"hex", to_hex(t.bytes)}};
   if (!with_values) return e;
   switch (t.dtype) {
     case DType::F32: e["values"] = std::vector<float>(t.view<float>().begin(), t.view<float>().end()); break;
@@ -103,7 +96,7 @@ TEST(IoInterop, WritesEveryDtypeWithItsExpectation) {
   for (const auto& [name, e] : expect["tensors"].items()) {
     const Tensor t = reader.read(name);
     EXPECT_EQ(dtype_name(t.dtype), e["dtype"].get<std::string>()) << name;
-    EXPECT_EQ(hex(t.bytes), e["hex"].get<std::string>()) << name;
+    EXPECT_EQ(to_hex(t.bytes), e["hex"].get<std::string>()) << name;
   }
   if (env == nullptr) std::cout << "[ note ] set MLACHECK_INTEROP_DIR to keep " << file.filename() << " for the Python check\n";
 }
