@@ -39,9 +39,12 @@ MLACHECK_HD constexpr uint8_t e8m0_from_exponent(int e) noexcept {
 // 2^(b - 127) for 1 <= b <= 254; 0x00 -> 2^-127 (the float32 subnormal 0x00400000, not zero);
 // 0xFF -> the NaN 0x7F800001 (§5.7, what aiter's e8m0_to_f32 and torch both give).
 MLACHECK_HD constexpr float e8m0_to_f32(uint8_t b) noexcept {
-  if (b == 0x00) return f32_from_bits(0x00400000u);
-  if (b == 0xFF) return f32_from_bits(0x7F800001u);
-  return f32_from_bits(static_cast<uint32_t>(b) << detail::kF32FracBits);
+  // Bits selected as integers and cast once: with a float constant per branch, nvcc's sm_90 code
+  // returned the signalling 0x7F800001 quieted to 0x7FC00001 (observed on an H200).
+  const uint32_t bits = b == 0x00   ? 0x00400000u
+                        : b == 0xFF ? 0x7F800001u
+                                    : static_cast<uint32_t>(b) << detail::kF32FracBits;
+  return f32_from_bits(bits);
 }
 
 // float32 -> E8M0 as torch's float8_e8m0fnu cast (c10 fp8e8m0fnu_from_fp32_value) and aiter's CPU

@@ -54,12 +54,15 @@ MLACHECK_HD constexpr float fp8_to_f32(uint8_t code, Fp8Format f) noexcept {
   const FormatInfo info = format_info(elem_format(f));
   const uint32_t sign = (code & detail::kFp8SignBit) != 0 ? detail::kF32SignMask : 0u;
   const uint32_t mag = code & 0x7Fu;
+  // Bits selected as integers and cast once (see e8m0_to_f32: nvcc quieted the NaN constant
+  // 0x7F800001 when it was returned as a float).
+  uint32_t bits = sign | detail::decode_magnitude(mag, info.mant_bits, info.bias);
   if (info.nan == NanEncoding::negative_zero) {
-    if (code == 0x80) return f32_from_bits(0x7F800001u);
+    if (code == 0x80) bits = 0x7F800001u;
   } else if (mag == 0x7F) {
-    return f32_from_bits(sign | 0x7FF00000u);
+    bits = sign | 0x7FF00000u;
   }
-  return f32_from_bits(sign | detail::decode_magnitude(mag, info.mant_bits, info.bias));
+  return f32_from_bits(bits);
 }
 
 }  // namespace mlacheck::quant

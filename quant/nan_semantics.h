@@ -16,7 +16,9 @@ inline constexpr uint32_t kAmdDefaultNaN = 0x7FC00000u;
 MLACHECK_HD constexpr bool is_inf_bits(uint32_t u) noexcept { return (u & kF32AbsMask) == kF32InfBits; }
 MLACHECK_HD constexpr bool is_zero_bits(uint32_t u) noexcept { return (u & kF32AbsMask) == 0; }
 
-// fl32(x * y) with AMD NaN bits.
+// fl32(x * y) with AMD NaN bits. The one floating-point operation of the scalar codecs: a device
+// build with denormal flushing (--use_fast_math, -fgpu-flush-denormals-to-zero) flushes float32
+// subnormal operands and results here, the CPU does not.
 MLACHECK_HD constexpr float mul_amd_nan(float x, float y) noexcept {
   const uint32_t ux = f32_bits(x);
   const uint32_t uy = f32_bits(y);
