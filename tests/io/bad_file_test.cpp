@@ -46,11 +46,15 @@ std::vector<BadFile> bad_files() {
       {"shorter_than_8_bytes", std::string("\x05\x00\x00", 3), {"3 bytes, too short"}},
       {"header_length_past_end", crafted_file("{}", 4, 1000), {"header length 1000", "past the end"}},
       {"header_length_over_limit", le_u64(100'000'001) + "{}", {"100000001", "exceeds the limit"}},
+      // Exactly at the limit is allowed (as in the reference), so this one fails on the file size.
+      {"header_length_at_limit", le_u64(100'000'000) + "{}", {"100000000", "past the end"}},
       {"header_length_max_u64", le_u64(UINT64_MAX), {"exceeds the limit"}},
       // Not JSON, or not a JSON object.
       {"empty_header", crafted_file("", 0), {"not valid JSON"}},
       {"invalid_json", crafted_file("{\"t\": {\"dtype\": ", 0), {"not valid JSON"}},
       {"invalid_utf8", crafted_file("{\"t\xff\": {}}", 0), {"not valid JSON"}},
+      {"trailing_garbage", crafted_file("{} x", 0), {"not valid JSON"}},
+      {"json_comment", crafted_file("{} // note", 0), {"not valid JSON"}},
       {"json_array", crafted_file("[]", 0), {"header is a JSON array, not an object"}},
       {"json_string", crafted_file("\"safetensors\"", 0), {"not an object"}},
       {"too_deep", crafted_file(std::string(100000, '['), 0), {"deeper"}},
