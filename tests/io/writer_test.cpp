@@ -85,6 +85,16 @@ TEST(IoWriterFailure, UnwritableDirectoryLeavesNothing) {
   EXPECT_EQ(list_dir(dir / "ro"), "");
 }
 
+// /proc refuses new files even to root, so this variant runs where the one above is skipped.
+TEST(IoWriterFailure, DirectoryRefusingNewFilesLeavesNothing) {
+  const std::filesystem::path proc = "/proc";
+  if (!std::filesystem::is_directory(proc / "self")) GTEST_SKIP() << "no /proc on this system";
+  const auto path = proc / ("mlacheck_io_test_" + std::to_string(::getpid()) + ".safetensors");
+  EXPECT_MENTIONS(error_of([&] { small_writer().write(path); }), "create failed");
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+}
+
 // The data is written, then the rename fails: the finished .tmp must be removed too.
 TEST(IoWriterFailure, FailedRenameRemovesTheTemporaryFile) {
   ScratchDir dir;
