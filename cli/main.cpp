@@ -1,1 +1,35 @@
-int main() { return 0; }
+// mlacheck: reference, golden-file generator, GPU kernel suite and test suite for MLA decode.
+#include <cstdio>
+#include <exception>
+
+#include <fmt/core.h>
+
+#include "cli/commands.h"
+#include "cli/version.h"
+
+int main(int argc, char** argv) {
+  using namespace mlacheck::cli;
+  CLI::App app{"mlacheck: CPU reference, golden files, GPU kernels and tests for MLA decode attention"};
+  app.set_version_flag("--version", std::string(version_string()));
+  app.require_subcommand(1);
+
+  Runner run;
+  add_list_command(app, run);
+  add_quant_command(app, run);
+  add_selftest_command(app, run, argv[0]);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version arrive here too, with exit code 0.
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  try {
+    return run ? run() : kExitUsage;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "mlacheck: error: {}\n", e.what());
+    return kExitUsage;
+  }
+}

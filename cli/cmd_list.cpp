@@ -1,0 +1,32 @@
+// `mlacheck list`: the formats `quant` writes and the recipes the reference and kernels implement.
+#include <fmt/core.h>
+
+#include "cli/commands.h"
+#include "cli/quant_formats.h"
+#include "problem/recipe.h"
+
+namespace mlacheck::cli {
+namespace {
+
+int run_list() {
+  fmt::print("formats (mlacheck quant --format):\n");
+  for (const QuantFormat& f : quant_formats())
+    fmt::print("  {:<22} {}\n", f.name, f.description);
+
+  fmt::print("\nrecipes:\n");
+  fmt::print("  {:<12} {:<14} {:<6} {:<5} {:<5} {}\n", "name", "Q", "KV", "P", "exp", "source");
+  for (const problem::Recipe& r : problem::recipes())
+    fmt::print("  {:<12} {:<14} {:<6} {:<5} {:<5} {}\n", r.name, problem::to_string(r.q),
+               problem::to_string(r.kv), problem::to_string(r.p), problem::to_string(r.base),
+               r.source);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_list_command(CLI::App& app, Runner& run) {
+  CLI::App* sub = app.add_subcommand("list", "List quantization formats and recipes");
+  sub->callback([&run] { run = run_list; });
+}
+
+}  // namespace mlacheck::cli

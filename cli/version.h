@@ -1,0 +1,7 @@
+#pragma once
+#include <string_view>
+
+namespace mlacheck::cli {
+// "mlacheck X.Y.Z (git <hash>, gpu backend <name>)": the hash and backend are fixed at configure time.
+std::string_view version_string();
+}  // namespace mlacheck::cli
