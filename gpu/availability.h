@@ -1,0 +1,18 @@
+#pragma once
+// Whether this binary can run GPU work here, as an answer rather than an error: tests skip with
+// the reason, `main` prints it. Compiled in every build.
+#include <optional>
+#include <string>
+
+namespace mlacheck::gpu {
+
+// nullopt when GPU work can run; otherwise why not, in words fit for a skip message:
+//   "built without a GPU runtime (MLACHECK_GPU=none)"
+//   "built without a GPU runtime (MLACHECK_GPU=hip: device code compile-checked only)"
+//   "no GPU device visible: <runtime message>"
+//   "GPU 0 (<name>, <arch>) cannot run this binary's kernels: <runtime message>"
+// With a runtime, the first call probes device 0 (a context and one tiny kernel); the answer is
+// kept for the rest of the process.
+std::optional<std::string> unavailable_reason();
+
+}  // namespace mlacheck::gpu

@@ -1,0 +1,11 @@
+#pragma once
+// Runtime builds only: the probe behind unavailable_reason() (gpu/availability.h).
+#include <optional>
+#include <string>
+
+namespace mlacheck::gpu::detail {
+
+// Counts devices and runs one kernel on device 0; nullopt on success, else why it failed.
+std::optional<std::string> probe_device();
+
+}  // namespace mlacheck::gpu::detail
