@@ -7,8 +7,12 @@
 
 namespace mlacheck::quant {
 
-MLACHECK_HD constexpr uint32_t f32_bits(float x) noexcept { return __builtin_bit_cast(uint32_t, x); }
-MLACHECK_HD constexpr float f32_from_bits(uint32_t u) noexcept { return __builtin_bit_cast(float, u); }
+MLACHECK_HD constexpr uint32_t f32_bits(float x) noexcept {
+  return __builtin_bit_cast(uint32_t, x);
+}
+MLACHECK_HD constexpr float f32_from_bits(uint32_t u) noexcept {
+  return __builtin_bit_cast(float, u);
+}
 
 namespace detail {
 
@@ -20,7 +24,9 @@ inline constexpr int kF32FracBits = 23;
 inline constexpr int kF32Bias = 127;
 
 // True for every NaN (exponent all ones, fraction non-zero), whatever the sign.
-MLACHECK_HD constexpr bool is_nan_bits(uint32_t u) noexcept { return (u & kF32AbsMask) > kF32InfBits; }
+MLACHECK_HD constexpr bool is_nan_bits(uint32_t u) noexcept {
+  return (u & kF32AbsMask) > kF32InfBits;
+}
 
 }  // namespace detail
 }  // namespace mlacheck::quant

@@ -51,8 +51,8 @@ void fp8_cast(std::span<const float> x, Fp8Format fmt, Overflow overflow, std::s
 
 // aiter's dynamic_mxfp4_quant (NUMERICS §5) of rows of row_len elements (a non-zero multiple of
 // 32): per block, amax over the non-NaN |x| (§5.1), e = mxfp4_block_exponent(amax), scale byte
-// e + 127 (AMD, §5.2), qx = fl32(x * 2^-e), E2M1 code by `rounding` (§5.3), packed two per byte with
-// the even element in the low nibble (§5.5). packed has x.size()/2 bytes, scales x.size()/32.
+// e + 127 (AMD, §5.2), qx = fl32(x * 2^-e), E2M1 code by `rounding` (§5.3), packed two per byte
+// with the even element in the low nibble (§5.5). packed has x.size()/2 bytes, scales x.size()/32.
 // Platform corners (§5.8), mlacheck's choices:
 // - e = 127 (amax >= 0x7F600000 or Inf): the multiplier 2^-127 is a float32 subnormal; it is
 //   flushed to 0 as NVIDIA does (observed; AMD not established), so finite elements give ±0.

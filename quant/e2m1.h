@@ -36,8 +36,8 @@ MLACHECK_HD constexpr uint8_t e2m1_magnitude_ties_away(uint32_t a) noexcept {
   const uint32_t biased_exp = a >> kF32FracBits;
   const uint32_t frac = a & ((1u << kF32FracBits) - 1u);
   if (biased_exp >= static_cast<uint32_t>(kF32Bias)) {  // a >= 1
-    const uint32_t t = frac >> 21;                       // top two fraction bits
-    const uint32_t e = biased_exp - 126;                 // exponent rebiased to E2M1's bias 1, plus 1
+    const uint32_t t = frac >> 21;                      // top two fraction bits
+    const uint32_t e = biased_exp - 126;  // exponent rebiased to E2M1's bias 1, plus 1
     const uint32_t code = (((e << 2) | t) + 1u) >> 1;
     return code > kE2M1MaxCode ? kE2M1MaxCode : static_cast<uint8_t>(code);
   }
@@ -55,8 +55,8 @@ MLACHECK_HD constexpr uint8_t f32_to_e2m1(float qx, E2M1Rounding r) noexcept {
   const uint32_t u = f32_bits(qx);
   const uint8_t sign = (u & detail::kF32SignMask) != 0 ? detail::kE2M1SignBit : 0;
   const uint32_t a = u & detail::kF32AbsMask;
-  const uint8_t mag = r == E2M1Rounding::rne ? detail::e2m1_magnitude_rne(a)
-                                             : detail::e2m1_magnitude_ties_away(a);
+  const uint8_t mag =
+      r == E2M1Rounding::rne ? detail::e2m1_magnitude_rne(a) : detail::e2m1_magnitude_ties_away(a);
   return mag | sign;
 }
 
@@ -64,8 +64,8 @@ MLACHECK_HD constexpr uint8_t f32_to_e2m1(float qx, E2M1Rounding r) noexcept {
 MLACHECK_HD constexpr float e2m1_to_f32(uint8_t code) noexcept {
   const FormatInfo info = format_info(ElemFormat::e2m1);
   const uint32_t sign = (code & detail::kE2M1SignBit) != 0 ? detail::kF32SignMask : 0u;
-  return f32_from_bits(sign | detail::decode_magnitude(code & detail::kE2M1MaxCode, info.mant_bits,
-                                                       info.bias));
+  return f32_from_bits(
+      sign | detail::decode_magnitude(code & detail::kE2M1MaxCode, info.mant_bits, info.bias));
 }
 
 }  // namespace mlacheck::quant

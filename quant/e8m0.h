@@ -24,7 +24,7 @@ MLACHECK_HD constexpr int mxfp4_block_exponent(float amax) noexcept {
   const uint32_t r = (f32_bits(amax) + 0x200000u) & 0xFF800000u;
   if ((r & detail::kF32SignMask) != 0) return detail::kMxfp4MinExponent;  // log2(-0) = -Inf
   const int biased = static_cast<int>(r >> detail::kF32FracBits);
-  if (biased == 0) return detail::kMxfp4MinExponent;  // log2(0) = -Inf
+  if (biased == 0) return detail::kMxfp4MinExponent;     // log2(0) = -Inf
   if (biased == 0xFF) return detail::kMxfp4MaxExponent;  // log2(Inf) = +Inf
   const int e = biased - detail::kF32Bias - detail::kE2M1MaxExponent;
   return e < detail::kMxfp4MinExponent ? detail::kMxfp4MinExponent : e;
@@ -57,9 +57,9 @@ MLACHECK_HD constexpr uint8_t f32_to_e8m0(float x) noexcept {
   const uint32_t u = f32_bits(x);
   const uint32_t biased = (u >> detail::kF32FracBits) & 0xFFu;
   if (biased == 0xFFu) return 0xFF;
-  const bool guard = (u & 0x400000u) != 0;      // fraction bit 22: fraction >= 0.5
-  const bool rest = (u & 0x3FFFFFu) != 0;       // any lower fraction bit
-  const bool implicit_one = biased != 0;        // the "lsb" of an exponent-only format
+  const bool guard = (u & 0x400000u) != 0;  // fraction bit 22: fraction >= 0.5
+  const bool rest = (u & 0x3FFFFFu) != 0;   // any lower fraction bit
+  const bool implicit_one = biased != 0;    // the "lsb" of an exponent-only format
   return static_cast<uint8_t>(biased + ((guard && (rest || implicit_one)) ? 1u : 0u));
 }
 

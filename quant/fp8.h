@@ -30,16 +30,19 @@ MLACHECK_HD constexpr float fp8_max(Fp8Format f) noexcept {
 }
 
 // Round to nearest even onto the format's grid (§3.2 e4m3fn, §3.3 e4m3fnuz). Values that round past
-// the max (e4m3fn |x| > 464, e4m3fnuz |x| >= 248) and ±Inf give NaN under Overflow::nan (torch 2.11)
-// or ±max under Overflow::saturate. NaN gives NaN under both: e4m3fn 0x7F | sign, e4m3fnuz 0x80.
-// e4m3fnuz has no -0: results that round to zero are 0x00 whatever the sign.
-MLACHECK_HD constexpr uint8_t f32_to_fp8(float x, Fp8Format f, Overflow o = Overflow::nan) noexcept {
+// the max (e4m3fn |x| > 464, e4m3fnuz |x| >= 248) and ±Inf give NaN under Overflow::nan
+// (torch 2.11) or ±max under Overflow::saturate. NaN gives NaN under both: e4m3fn 0x7F | sign,
+// e4m3fnuz 0x80. e4m3fnuz has no -0: results that round to zero are 0x00 whatever the sign.
+MLACHECK_HD constexpr uint8_t f32_to_fp8(float x, Fp8Format f,
+                                         Overflow o = Overflow::nan) noexcept {
   const FormatInfo info = format_info(elem_format(f));
   const bool fnuz = info.nan == NanEncoding::negative_zero;
   const uint32_t u = f32_bits(x);
   const uint8_t sign = (u & detail::kF32SignMask) != 0 ? detail::kFp8SignBit : 0;
-  if (detail::is_nan_bits(u)) return fnuz ? detail::fp8_nan_code(f) : detail::fp8_nan_code(f) | sign;
-  const uint32_t mag = detail::round_magnitude_rne(u & detail::kF32AbsMask, info.mant_bits, info.bias);
+  if (detail::is_nan_bits(u))
+    return fnuz ? detail::fp8_nan_code(f) : detail::fp8_nan_code(f) | sign;
+  const uint32_t mag =
+      detail::round_magnitude_rne(u & detail::kF32AbsMask, info.mant_bits, info.bias);
   if (mag > detail::fp8_max_code(f)) {  // rounds past the max, or Inf
     if (o == Overflow::saturate) return detail::fp8_max_code(f) | sign;
     return fnuz ? detail::fp8_nan_code(f) : detail::fp8_nan_code(f) | sign;

@@ -61,10 +61,10 @@ float harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt, std::spa
 
 #pragma omp parallel for schedule(static) if (n >= detail::kMinParallelWork)
   for (std::size_t i = 0; i < n; ++i) {
-    const uint16_t q = f32_to_bf16(bf16_to_f32(x_bf16[i]) / s_f32);          // step 4
-    const uint16_t yi = f32_to_bf16(clamp_symmetric(bf16_to_f32(q), m));     // step 5 (exact)
+    const uint16_t q = f32_to_bf16(bf16_to_f32(x_bf16[i]) / s_f32);       // step 4
+    const uint16_t yi = f32_to_bf16(clamp_symmetric(bf16_to_f32(q), m));  // step 5 (exact)
     if (y != nullptr) y[i] = yi;
-    codes[i] = f32_to_fp8(bf16_to_f32(yi), fmt, Overflow::nan);              // step 6
+    codes[i] = f32_to_fp8(bf16_to_f32(yi), fmt, Overflow::nan);  // step 6
   }
   return s_f32;  // step 7
 }
@@ -98,7 +98,9 @@ float fp8_dynamic_quantize(std::span<const float> x, std::size_t row_len, Fp8For
   // Tensor scale = max over rows of fl32(rowAbsMax * fl32(1/M)), starting from 0. NaN-free, so
   // the max is exact and independent of the reduction order.
   float scale = 0.0f;
-#pragma omp parallel for schedule(static) reduction(max : scale) if (x.size() >= detail::kMinParallelWork)
+#pragma omp parallel for schedule(static) \
+    reduction(max                         \
+              : scale) if (x.size() >= detail::kMinParallelWork)
   for (std::size_t r = 0; r < rows; ++r) {
     float abs_max = 0.0f;
     for (std::size_t j = 0; j < row_len; ++j) {

@@ -9,7 +9,9 @@
 
 namespace mlacheck::quant {
 
-inline std::string to_string(Fp8Format f) { return f == Fp8Format::e4m3fnuz ? "e4m3fnuz" : "e4m3fn"; }
+inline std::string to_string(Fp8Format f) {
+  return f == Fp8Format::e4m3fnuz ? "e4m3fnuz" : "e4m3fn";
+}
 inline std::string to_string(Overflow o) { return o == Overflow::saturate ? "saturate" : "nan"; }
 inline std::string to_string(E2M1Rounding r) {
   return r == E2M1Rounding::ties_away ? "ties-away" : "rne";

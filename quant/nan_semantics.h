@@ -13,7 +13,9 @@ namespace mlacheck::quant::detail {
 inline constexpr uint32_t kF32QuietBit = 0x00400000u;
 inline constexpr uint32_t kAmdDefaultNaN = 0x7FC00000u;
 
-MLACHECK_HD constexpr bool is_inf_bits(uint32_t u) noexcept { return (u & kF32AbsMask) == kF32InfBits; }
+MLACHECK_HD constexpr bool is_inf_bits(uint32_t u) noexcept {
+  return (u & kF32AbsMask) == kF32InfBits;
+}
 MLACHECK_HD constexpr bool is_zero_bits(uint32_t u) noexcept { return (u & kF32AbsMask) == 0; }
 
 // fl32(x * y) with AMD NaN bits. The one floating-point operation of the scalar codecs: a device

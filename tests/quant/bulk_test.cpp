@@ -42,7 +42,7 @@ void expect_invalid(Fn fn, const std::string& needle) {
   }
 }
 
-TEST(BulkArguments, SizeMismatchesThrow) {
+TEST(QuantBulkArguments, SizeMismatchesThrow) {
   std::vector<float> x(64, 1.0f);
   std::vector<uint16_t> xb(64, 0x3F80);
   std::vector<uint8_t> short_codes(63), packed(32), scales(2);
@@ -50,14 +50,22 @@ TEST(BulkArguments, SizeMismatchesThrow) {
   expect_invalid([&] { fp8_harness_quantize(xb, Fp8Format::e4m3fn, short_codes); }, "codes has 63");
   std::vector<uint8_t> codes(64);
   std::vector<uint16_t> short_y(10);
-  expect_invalid([&] { fp8_harness_quantize(xb, Fp8Format::e4m3fn, codes, short_y); }, "y_bf16 has 10");
-  expect_invalid([&] { fp8_dynamic_quantize(x, 64, Fp8Format::e4m3fn, short_codes); }, "expected 64");
-  expect_invalid([&] { fp8_dynamic_quantize(x, 0, Fp8Format::e4m3fn, codes); }, "row_len must be > 0");
-  expect_invalid([&] { fp8_dynamic_quantize(x, 48, Fp8Format::e4m3fn, codes); }, "whole number of rows");
-  expect_invalid([&] { fp8_static_quantize(x, 1.0f, Fp8Format::e4m3fn, short_codes); }, "codes has 63");
-  expect_invalid([&] { fp8_cast(x, Fp8Format::e4m3fn, Overflow::nan, short_codes); }, "codes has 63");
-  expect_invalid([&] { mxfp4_quantize(x, 48, E2M1Rounding::rne, packed, scales); }, "not a multiple of 32");
-  expect_invalid([&] { mxfp4_quantize(x, 64, E2M1Rounding::rne, short_codes, scales); }, "packed has 63");
+  expect_invalid([&] { fp8_harness_quantize(xb, Fp8Format::e4m3fn, codes, short_y); },
+                 "y_bf16 has 10");
+  expect_invalid([&] { fp8_dynamic_quantize(x, 64, Fp8Format::e4m3fn, short_codes); },
+                 "expected 64");
+  expect_invalid([&] { fp8_dynamic_quantize(x, 0, Fp8Format::e4m3fn, codes); },
+                 "row_len must be > 0");
+  expect_invalid([&] { fp8_dynamic_quantize(x, 48, Fp8Format::e4m3fn, codes); },
+                 "whole number of rows");
+  expect_invalid([&] { fp8_static_quantize(x, 1.0f, Fp8Format::e4m3fn, short_codes); },
+                 "codes has 63");
+  expect_invalid([&] { fp8_cast(x, Fp8Format::e4m3fn, Overflow::nan, short_codes); },
+                 "codes has 63");
+  expect_invalid([&] { mxfp4_quantize(x, 48, E2M1Rounding::rne, packed, scales); },
+                 "not a multiple of 32");
+  expect_invalid([&] { mxfp4_quantize(x, 64, E2M1Rounding::rne, short_codes, scales); },
+                 "packed has 63");
   expect_invalid([&] { mxfp4_quantize(x, 64, E2M1Rounding::rne, packed, codes); }, "scales has 64");
   expect_invalid([&] { mxfp4_dequantize(packed, scales, 16, out); }, "not a multiple of 32");
   expect_invalid([&] { mxfp4_dequantize(short_codes, scales, 64, out); }, "packed has 63");
@@ -66,12 +74,13 @@ TEST(BulkArguments, SizeMismatchesThrow) {
   EXPECT_NO_THROW(mxfp4_dequantize(packed, scales, 32, out));
 }
 
-TEST(BulkArguments, StaticScaleMustBeFinitePositive) {
+TEST(QuantBulkArguments, StaticScaleMustBeFinitePositive) {
   std::vector<float> x(4, 1.0f);
   std::vector<uint8_t> codes(4);
   for (const float bad : {0.0f, -0.0f, -1.0f, std::numeric_limits<float>::infinity(),
                           std::numeric_limits<float>::quiet_NaN()})
-    expect_invalid([&] { fp8_static_quantize(x, bad, Fp8Format::e4m3fn, codes); }, "finite and > 0");
+    expect_invalid([&] { fp8_static_quantize(x, bad, Fp8Format::e4m3fn, codes); },
+                   "finite and > 0");
 }
 
 // ---- Harness quantize_fp8 (§4) ----
@@ -81,12 +90,12 @@ float ref_bf16_round(float v) {
   if (std::isnan(v) || std::isinf(v) || v == 0.0f) return v;
   int e = 0;
   const double m = std::frexp(static_cast<double>(v), &e);  // m in [0.5, 1)
-  const int shift = e < -125 ? 8 - (-125 - e) : 8;  // bf16 subnormals keep fewer bits
+  const int shift = e < -125 ? 8 - (-125 - e) : 8;          // bf16 subnormals keep fewer bits
   return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(m, shift)), e - shift));
 }
 
 // Every harness step re-computed with plain float arithmetic and the reference encoder.
-TEST(HarnessFp8, MatchesStepByStepRecomputation) {
+TEST(QuantHarnessFp8, MatchesStepByStepRecomputation) {
   const auto x = testing::random_bf16_normal(16 * 576, 4220);
   int two_roundings_differ = 0;
   for (const auto f : kFormats) {
@@ -96,15 +105,18 @@ TEST(HarnessFp8, MatchesStepByStepRecomputation) {
     for (const uint16_t b : x) amax = std::fmax(amax, std::fabs(bf16_to_f32(b)));
     const float m = f == Fp8Format::e4m3fn ? 448.0f : 240.0f;
     const float want_scale = ref_bf16_round(amax * (1.0f / m));
-    ASSERT_EQ(f32_bits(scale), f32_bits(want_scale)) << f32_hex(scale) << " vs " << f32_hex(want_scale);
+    ASSERT_EQ(f32_bits(scale), f32_bits(want_scale))
+        << f32_hex(scale) << " vs " << f32_hex(want_scale);
     EXPECT_EQ(f32_bits(scale) & 0xFFFFu, 0u) << "the scale is a bf16 value";
     Mismatches bad;
     for (std::size_t i = 0; i < x.size(); ++i) {
       const float xi = bf16_to_f32(x[i]);
       const float y = std::fmin(std::fmax(ref_bf16_round(xi / want_scale), -m), m);
       const uint8_t want = testing::ref_fp8_encode(y, f, Overflow::nan);
-      if (codes[i] != want) bad.add(bf16_hex(x[i]) + ": got " + fp8_hex(codes[i], f) + ", want " + fp8_hex(want, f));
-      if (want != testing::ref_fp8_encode(xi / want_scale, f, Overflow::nan)) ++two_roundings_differ;
+      if (codes[i] != want)
+        bad.add(bf16_hex(x[i]) + ": got " + fp8_hex(codes[i], f) + ", want " + fp8_hex(want, f));
+      if (want != testing::ref_fp8_encode(xi / want_scale, f, Overflow::nan))
+        ++two_roundings_differ;
     }
     EXPECT_EQ(bad.count(), 0u) << bad.report();
   }
@@ -114,7 +126,7 @@ TEST(HarnessFp8, MatchesStepByStepRecomputation) {
   EXPECT_GT(two_roundings_differ, static_cast<int>(x.size() / 100));
 }
 
-TEST(HarnessFp8, AllZeroUsesTheFloor) {
+TEST(QuantHarnessFp8, AllZeroUsesTheFloor) {
   const std::vector<uint16_t> x = {0x0000, 0x8000, 0x0000, 0x8000};  // ±0
   std::vector<uint8_t> codes(x.size());
   // §4: s = bf16(bf16(1e-12) * fl32(1/M)) = 0x2721 (e4m3fn), 0x2796 (e4m3fnuz).
@@ -124,7 +136,7 @@ TEST(HarnessFp8, AllZeroUsesTheFloor) {
   EXPECT_EQ(codes, (std::vector<uint8_t>{0x00, 0x00, 0x00, 0x00})) << "e4m3fnuz has no -0";
 }
 
-TEST(HarnessFp8, Amax448) {
+TEST(QuantHarnessFp8, Amax448) {
   const std::vector<uint16_t> x = {0x43E0, 0xC3E0, 0x3F80};  // 448, -448, 1
   std::vector<uint8_t> codes(x.size());
   EXPECT_EQ(fp8_harness_quantize(x, Fp8Format::e4m3fn, codes), 1.0f);  // §4: s = 1.0
@@ -134,7 +146,7 @@ TEST(HarnessFp8, Amax448) {
   EXPECT_EQ(codes[0], 0x7F) << "448 / 1.8671875 = 239.93 -> bf16 240 -> the max";
 }
 
-TEST(HarnessFp8, NaNAndInf) {
+TEST(QuantHarnessFp8, NaNAndInf) {
   std::vector<uint8_t> codes(3);
   const std::vector<uint16_t> with_nan = {0x3F80, 0xFFC1, 0xBF80};  // a negative NaN payload
   EXPECT_TRUE(std::isnan(fp8_harness_quantize(with_nan, Fp8Format::e4m3fn, codes)));
@@ -148,7 +160,7 @@ TEST(HarnessFp8, NaNAndInf) {
 
 // ---- aiter per-tensor FP8 (§4.1) ----
 
-TEST(DynamicFp8, MatchesRecomputationOnRandomRows) {
+TEST(QuantDynamicFp8, MatchesRecomputationOnRandomRows) {
   constexpr std::size_t kRows = 8, kRowLen = 576;
   const auto xb = testing::random_bf16_normal(kRows * kRowLen, 1357);
   std::vector<float> x(kRows * kRowLen);
@@ -164,7 +176,8 @@ TEST(DynamicFp8, MatchesRecomputationOnRandomRows) {
     for (std::size_t i = 0; i < x.size(); ++i) {
       const float t = std::fmin(std::fmax(x[i] * inv, -m), m);  // one rounding, then the clamp
       const uint8_t want = testing::ref_fp8_encode(t, f, Overflow::nan);
-      if (codes[i] != want) bad.add(f32_hex(x[i]) + ": got " + fp8_hex(codes[i], f) + ", want " + fp8_hex(want, f));
+      if (codes[i] != want)
+        bad.add(f32_hex(x[i]) + ": got " + fp8_hex(codes[i], f) + ", want " + fp8_hex(want, f));
     }
     EXPECT_EQ(bad.count(), 0u) << bad.report();
     EXPECT_EQ(codes[3 * 576 + 7], f == Fp8Format::e4m3fn ? 0x7E : 0x7F) << "the max maps to M";
@@ -173,7 +186,7 @@ TEST(DynamicFp8, MatchesRecomputationOnRandomRows) {
 
 // The documented choice (bulk.h): all-zero input gives scale 0 and signed-zero codes, not the
 // NaNs of 0 * (1/0).
-TEST(DynamicFp8, AllZeroGivesScaleZeroAndZeroCodes) {
+TEST(QuantDynamicFp8, AllZeroGivesScaleZeroAndZeroCodes) {
   const std::vector<float> x = {0.0f, -0.0f, 0.0f, -0.0f};
   std::vector<uint8_t> codes(x.size(), 0xAA);
   EXPECT_EQ(f32_bits(fp8_dynamic_quantize(x, 2, Fp8Format::e4m3fn, codes)), 0u);
@@ -182,7 +195,7 @@ TEST(DynamicFp8, AllZeroGivesScaleZeroAndZeroCodes) {
   EXPECT_EQ(codes, (std::vector<uint8_t>{0x00, 0x00, 0x00, 0x00}));
 }
 
-TEST(DynamicFp8, NaNIgnoredByTheScaleInfTakesIt) {
+TEST(QuantDynamicFp8, NaNIgnoredByTheScaleInfTakesIt) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<uint8_t> codes(4);
@@ -195,7 +208,7 @@ TEST(DynamicFp8, NaNIgnoredByTheScaleInfTakesIt) {
   EXPECT_EQ(codes, (std::vector<uint8_t>{0x00, 0x7F, 0x80, 0x00})) << "inv = 0: ±0, Inf * 0 = NaN";
 }
 
-TEST(StaticFp8, ClampsBeforeTheCast) {
+TEST(QuantStaticFp8, ClampsBeforeTheCast) {
   const std::vector<float> x = {1.0f, 1000.0f, -1e30f, 3.0f};
   std::vector<uint8_t> codes(x.size());
   fp8_static_quantize(x, 2.0f, Fp8Format::e4m3fn, codes);
@@ -210,7 +223,8 @@ TEST(StaticFp8, ClampsBeforeTheCast) {
 // ---- MXFP4 (§5) ----
 
 // An independent block quantizer: frexp exponent, double arithmetic, the reference E2M1 search.
-// Elements whose qx is NaN are left to MxfpNaNAndFlush below (set to 0xFF here and skipped).
+// Elements whose qx is NaN are left to QuantMxfp4.NaNAndFlushCorners below (set to 0xFF here and
+// skipped).
 void ref_mxfp4(const std::vector<float>& x, E2M1Rounding r, std::vector<uint8_t>& codes,
                std::vector<uint8_t>& scales) {
   for (std::size_t b = 0; b < x.size() / 32; ++b) {
@@ -230,7 +244,7 @@ void ref_mxfp4(const std::vector<float>& x, E2M1Rounding r, std::vector<uint8_t>
   }
 }
 
-TEST(Mxfp4, MatchesIndependentBlockQuantizerOnHostileData) {
+TEST(QuantMxfp4, MatchesIndependentBlockQuantizerOnHostileData) {
   const auto x = testing::random_hostile_floats(32 * 4096, 77);
   for (const auto r : {E2M1Rounding::rne, E2M1Rounding::ties_away}) {
     std::vector<uint8_t> packed(x.size() / 2), scales(x.size() / 32);
@@ -245,7 +259,7 @@ TEST(Mxfp4, MatchesIndependentBlockQuantizerOnHostileData) {
                 std::to_string(want_scales[b]));
     for (std::size_t i = 0; i < x.size(); ++i) {
       const auto got = static_cast<uint8_t>((packed[i / 2] >> (4 * (i % 2))) & 0xF);
-      if (want_codes[i] == 0xFF) continue;  // NaN qx: MxfpNaNAndFlush
+      if (want_codes[i] == 0xFF) continue;  // NaN qx: QuantMxfp4.NaNAndFlushCorners
       if (got != want_codes[i])
         bad.add(f32_hex(x[i]) + " (scale " + std::to_string(scales[i / 32]) + "): got " +
                 e2m1_hex(got) + ", want " + e2m1_hex(want_codes[i]));
@@ -257,7 +271,7 @@ TEST(Mxfp4, MatchesIndependentBlockQuantizerOnHostileData) {
   }
 }
 
-TEST(Mxfp4, NaNAndFlushCorners) {
+TEST(QuantMxfp4, NaNAndFlushCorners) {
   std::vector<float> x(64, 1.0f);
   x[0] = f32_from_bits(0x7F800001u);   // block 0: signalling NaN, quieted to 0x7FC00001
   x[1] = f32_from_bits(0xFFC00000u);   // negative quiet NaN
@@ -269,7 +283,8 @@ TEST(Mxfp4, NaNAndFlushCorners) {
   EXPECT_EQ(scales[0], 127 - 2) << "NaNs ignored: amax 1.0, e = -2";
   EXPECT_EQ(scales[1], 254) << "e = 127";
   auto code = [&](std::size_t i) { return (packed[i / 2] >> (4 * (i % 2))) & 0xF; };
-  EXPECT_EQ(code(0), 0x3) << "0x7FC00001: quieted payload -> 1.5 (unquieted 0x7F800001 would be 1.0)";
+  EXPECT_EQ(code(0), 0x3)
+      << "0x7FC00001: quieted payload -> 1.5 (unquieted 0x7F800001 would be 1.0)";
   EXPECT_EQ(code(1), 0xB) << "negative NaN keeps its sign";
   EXPECT_EQ(code(2), 0x6) << "1.0 * 4 = 4.0";
   EXPECT_EQ(code(32), 0x0) << "flushed multiplier: +0";
@@ -281,7 +296,7 @@ TEST(Mxfp4, NaNAndFlushCorners) {
   EXPECT_EQ(code(33), 0x7);
 }
 
-TEST(Mxfp4, AllNaNBlockHasExponentMinus127) {
+TEST(QuantMxfp4, AllNaNBlockHasExponentMinus127) {
   std::vector<float> x(32, std::numeric_limits<float>::quiet_NaN());
   std::vector<uint8_t> packed(16), scales(1);
   mxfp4_quantize(x, 32, E2M1Rounding::rne, packed, scales);
@@ -289,12 +304,13 @@ TEST(Mxfp4, AllNaNBlockHasExponentMinus127) {
   EXPECT_EQ(packed[0], 0x33) << "0x7FC00000 -> 1.5 in both nibbles";
 }
 
-TEST(Mxfp4, DequantizeUnderTheTopScaleBytes) {
+TEST(QuantMxfp4, DequantizeUnderTheTopScaleBytes) {
   std::vector<uint8_t> packed(16), scales = {0xFF};
   for (std::size_t j = 0; j < 16; ++j) packed[j] = static_cast<uint8_t>(j | ((15 - j) << 4));
   std::vector<float> out(32);
   mxfp4_dequantize(packed, scales, 32, out);
-  for (const float v : out) EXPECT_EQ(f32_bits(v), 0x7FC00001u) << "scale 0xFF is NaN: even 0 * NaN";
+  for (const float v : out)
+    EXPECT_EQ(f32_bits(v), 0x7FC00001u) << "scale 0xFF is NaN: even 0 * NaN";
   scales = {0xFE};
   mxfp4_dequantize(packed, scales, 32, out);
   EXPECT_EQ(out[2], 0.5f * 0x1p127f) << "code 1 (0.5) times 2^127";

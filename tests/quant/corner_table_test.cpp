@@ -88,7 +88,7 @@ constexpr Fp8Row kE4m3fnuzRows[] = {
     {0x3F800000, kNaN, 0x40, "1.0: exponent 8 = bias"},
 };
 
-TEST(CornerTable, E4m3fnEncode) {
+TEST(QuantCornerTable, E4m3fnEncode) {
   for (const auto& r : kE4m3fnRows) {
     const uint8_t got = f32_to_fp8(f32_from_bits(r.x), Fp8Format::e4m3fn, r.overflow);
     EXPECT_EQ(got, r.want) << r.why << ": " << f32_hex(f32_from_bits(r.x)) << " -> "
@@ -97,7 +97,7 @@ TEST(CornerTable, E4m3fnEncode) {
   }
 }
 
-TEST(CornerTable, E4m3fnuzEncode) {
+TEST(QuantCornerTable, E4m3fnuzEncode) {
   for (const auto& r : kE4m3fnuzRows) {
     const uint8_t got = f32_to_fp8(f32_from_bits(r.x), Fp8Format::e4m3fnuz, r.overflow);
     EXPECT_EQ(got, r.want) << r.why << ": " << f32_hex(f32_from_bits(r.x)) << " -> "
@@ -107,7 +107,7 @@ TEST(CornerTable, E4m3fnuzEncode) {
 }
 
 // FP8 decode of the special codes (§3.4), as float32 bits.
-TEST(CornerTable, Fp8Decode) {
+TEST(QuantCornerTable, Fp8Decode) {
   const struct {
     uint8_t code;
     Fp8Format f;
@@ -134,7 +134,7 @@ TEST(CornerTable, Fp8Decode) {
 }
 
 // float32 -> bf16 (§2.1).
-TEST(CornerTable, Bf16Encode) {
+TEST(QuantCornerTable, Bf16Encode) {
   const struct {
     uint32_t x;
     uint16_t want;
@@ -163,7 +163,7 @@ TEST(CornerTable, Bf16Encode) {
 
 // E2M1 under both rules (§5.3): the ties where they differ, saturation, NaN and the tiny
 // elements of the old rule (AMD shift count mod 32).
-TEST(CornerTable, E2M1Encode) {
+TEST(QuantCornerTable, E2M1Encode) {
   const struct {
     uint32_t qx;
     uint8_t want_rne;
@@ -212,7 +212,7 @@ TEST(CornerTable, E2M1Encode) {
 }
 
 // Block exponent and E8M0 (§5.2, §5.7).
-TEST(CornerTable, BlockExponent) {
+TEST(QuantCornerTable, BlockExponent) {
   const struct {
     uint32_t amax;
     int want;
@@ -247,7 +247,7 @@ TEST(CornerTable, BlockExponent) {
 }
 
 // torch's float32 -> e8m0 cast (c10), as f32_to_e8m0 (§5.7).
-TEST(CornerTable, E8M0TorchCast) {
+TEST(QuantCornerTable, E8M0TorchCast) {
   const struct {
     uint32_t x;
     uint8_t want;

@@ -29,9 +29,9 @@ using testing::Mismatches;
 // the E2M1 half-steps (top fraction bits 0b01, 0b10, 0b11 exactly and one ulp off), at the
 // block-exponent threshold 0.75 (0x600000) and the extremes.
 std::vector<float> float32_sweep() {
-  static constexpr uint32_t kFractions[] = {0x000000, 0x000001, 0x1FFFFF, 0x200000, 0x200001,
-                                            0x3FFFFF, 0x400000, 0x400001, 0x5FFFFF, 0x600000,
-                                            0x600001, 0x7FFFFF};
+  static constexpr uint32_t kFractions[] = {0x000000, 0x000001, 0x1FFFFF, 0x200000,
+                                            0x200001, 0x3FFFFF, 0x400000, 0x400001,
+                                            0x5FFFFF, 0x600000, 0x600001, 0x7FFFFF};
   std::vector<float> xs;
   for (uint32_t e = 0; e < 256; ++e)
     for (const uint32_t frac : kFractions)
@@ -42,7 +42,7 @@ std::vector<float> float32_sweep() {
   return xs;
 }
 
-TEST(E2M1Exhaustive, EveryCodeDecodesAndReencodes) {
+TEST(QuantE2M1Exhaustive, EveryCodeDecodesAndReencodes) {
   Mismatches bad;
   for (unsigned c = 0; c < 16; ++c) {
     const auto code = static_cast<uint8_t>(c);
@@ -76,20 +76,22 @@ std::vector<float> all_bf16_numbers() {
   return xs;
 }
 
-TEST(E2M1Exhaustive, EveryBf16NumberRne) {
+TEST(QuantE2M1Exhaustive, EveryBf16NumberRne) {
   expect_e2m1_matches_reference(all_bf16_numbers(), E2M1Rounding::rne);
 }
-TEST(E2M1Exhaustive, EveryBf16NumberTiesAway) {
+TEST(QuantE2M1Exhaustive, EveryBf16NumberTiesAway) {
   expect_e2m1_matches_reference(all_bf16_numbers(), E2M1Rounding::ties_away);
 }
-TEST(E2M1Exhaustive, Float32SweepRne) { expect_e2m1_matches_reference(float32_sweep(), E2M1Rounding::rne); }
-TEST(E2M1Exhaustive, Float32SweepTiesAway) {
+TEST(QuantE2M1Exhaustive, Float32SweepRne) {
+  expect_e2m1_matches_reference(float32_sweep(), E2M1Rounding::rne);
+}
+TEST(QuantE2M1Exhaustive, Float32SweepTiesAway) {
   expect_e2m1_matches_reference(float32_sweep(), E2M1Rounding::ties_away);
 }
 
 // E8M0: every byte decodes to 2^(b - 127), 0x00 to the subnormal 2^-127, 0xFF to NaN 0x7F800001
 // (NUMERICS §5.7); every exponent the quantizer produces encodes to e + 127 and decodes to 2^e.
-TEST(E8M0Exhaustive, EveryByteDecodes) {
+TEST(QuantE8M0Exhaustive, EveryByteDecodes) {
   Mismatches bad;
   for (unsigned b = 0; b < 256; ++b) {
     const auto byte = static_cast<uint8_t>(b);
@@ -104,7 +106,7 @@ TEST(E8M0Exhaustive, EveryByteDecodes) {
   EXPECT_EQ(bad.count(), 0u) << bad.report();
 }
 
-TEST(E8M0Exhaustive, EveryExponentEncodesAndDecodes) {
+TEST(QuantE8M0Exhaustive, EveryExponentEncodesAndDecodes) {
   for (int e = -127; e <= 127; ++e) {
     const uint8_t b = e8m0_from_exponent(e);
     EXPECT_EQ(b, e + 127) << "e = " << e;
@@ -123,13 +125,13 @@ void expect_block_exponent_matches_reference(const std::vector<float>& amaxes) {
   EXPECT_EQ(bad.count(), 0u) << bad.report();
 }
 
-TEST(BlockExponentExhaustive, EveryNonNegativeBf16) {
+TEST(QuantBlockExponentExhaustive, EveryNonNegativeBf16) {
   std::vector<float> xs;
   for (unsigned b = 0; b <= 0x7F80; ++b) xs.push_back(bf16_to_f32(static_cast<uint16_t>(b)));
   expect_block_exponent_matches_reference(xs);
 }
 
-TEST(BlockExponentExhaustive, Float32Sweep) {
+TEST(QuantBlockExponentExhaustive, Float32Sweep) {
   std::vector<float> xs;
   for (const float x : float32_sweep())
     if (!std::signbit(x)) xs.push_back(x);
@@ -142,14 +144,14 @@ TEST(BlockExponentExhaustive, Float32Sweep) {
 // its negation at the other even ones. Byte 0xFD (e = 126) is never produced: amax >= 1.75 * 2^127
 // already rounds r to Inf, so e jumps from 125 to 127 (checked below). 0xFE (e = 127, flushed
 // multiplier) and 0xFF (never produced) are covered in bulk_test.cpp.
-TEST(Mxfp4Exhaustive, EveryCodeUnderEveryScaleByteRoundTrips) {
+TEST(QuantMxfp4Exhaustive, EveryCodeUnderEveryScaleByteRoundTrips) {
   constexpr unsigned kLastByte = 0xFC;
   std::vector<float> x;
   for (unsigned byte = 0; byte <= kLastByte; ++byte)
     for (unsigned c = 0; c < 16; ++c) {
       const int e = static_cast<int>(byte) - 127;
-      const auto v = static_cast<float>(testing::ref_e2m1_value(static_cast<uint8_t>(c)) *
-                                        std::ldexp(1.0, e));
+      const auto v =
+          static_cast<float>(testing::ref_e2m1_value(static_cast<uint8_t>(c)) * std::ldexp(1.0, e));
       x.push_back(static_cast<float>(std::ldexp(6.0, e)));
       for (std::size_t j = 1; j < kMxfp4BlockSize; ++j) x.push_back(j % 2 == 1 ? v : -v);
     }
@@ -162,7 +164,7 @@ TEST(Mxfp4Exhaustive, EveryCodeUnderEveryScaleByteRoundTrips) {
     for (std::size_t b = 0; b < scales.size(); ++b) {
       const auto byte = static_cast<uint8_t>(b / 16);
       const auto code = static_cast<uint8_t>(b % 16);
-      const uint8_t pair = packed[b * 16];  // elements 0 (the 6 * 2^e anchor) and 1
+      const uint8_t pair = packed[b * 16];       // elements 0 (the 6 * 2^e anchor) and 1
       const uint8_t pair2 = packed[b * 16 + 1];  // elements 2 (negated) and 3
       const bool codes_ok = pair == (0x7 | (code << 4)) && pair2 == ((code ^ 0x8) | (code << 4));
       bool values_ok = true;

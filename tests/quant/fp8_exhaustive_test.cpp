@@ -31,7 +31,7 @@ std::string name_of(Variant v) {
          (v.overflow == Overflow::nan ? "_nan" : "_saturate");
 }
 
-class Fp8Exhaustive : public ::testing::TestWithParam<Variant> {};
+class QuantFp8Exhaustive : public ::testing::TestWithParam<Variant> {};
 
 bool is_nan_code(uint8_t c, Fp8Format f) {
   return f == Fp8Format::e4m3fnuz ? c == 0x80 : (c & 0x7F) == 0x7F;
@@ -39,7 +39,7 @@ bool is_nan_code(uint8_t c, Fp8Format f) {
 
 // Every code decodes to the textbook value and encodes back to itself; NaN codes decode to a NaN
 // and encode to the variant's NaN (e4m3fn keeps the sign, e4m3fnuz has the one 0x80).
-TEST_P(Fp8Exhaustive, EveryCodeRoundTrips) {
+TEST_P(QuantFp8Exhaustive, EveryCodeRoundTrips) {
   const auto [f, o] = GetParam();
   Mismatches bad;
   for (unsigned c = 0; c < 256; ++c) {
@@ -62,7 +62,7 @@ TEST_P(Fp8Exhaustive, EveryCodeRoundTrips) {
 }
 
 // All 65 536 bf16 patterns (the harness's input type), against the nearest-value search.
-TEST_P(Fp8Exhaustive, EveryBf16InputMatchesNearestSearch) {
+TEST_P(QuantFp8Exhaustive, EveryBf16InputMatchesNearestSearch) {
   const auto [f, o] = GetParam();
   Mismatches bad;
   for (unsigned b = 0; b < 65536; ++b) {
@@ -78,7 +78,7 @@ TEST_P(Fp8Exhaustive, EveryBf16InputMatchesNearestSearch) {
 // For each pair of adjacent finite values lo < hi (and for the max and the first value past it),
 // the midpoint goes to the one with the even mantissa, and one float32 ulp below / above it goes
 // to lo / hi. Both signs. Expectations come from the pair itself, not from the search.
-TEST_P(Fp8Exhaustive, AdjacentPairsAtMidpointAndOneUlpEitherSide) {
+TEST_P(QuantFp8Exhaustive, AdjacentPairsAtMidpointAndOneUlpEitherSide) {
   const auto [f, o] = GetParam();
   const bool fnuz = f == Fp8Format::e4m3fnuz;
   const unsigned max_mag = fnuz ? 0x7F : 0x7E;
@@ -106,7 +106,8 @@ TEST_P(Fp8Exhaustive, AdjacentPairsAtMidpointAndOneUlpEitherSide) {
         float x;
         unsigned mag;
         const char* what;
-      } probes_here[] = {{mid, even, "midpoint"}, {below, lo, "midpoint - 1 ulp"},
+      } probes_here[] = {{mid, even, "midpoint"},
+                         {below, lo, "midpoint - 1 ulp"},
                          {above, hi, "midpoint + 1 ulp"}};
       for (const auto& p : probes_here) {
         const float x = neg ? -p.x : p.x;
@@ -114,8 +115,9 @@ TEST_P(Fp8Exhaustive, AdjacentPairsAtMidpointAndOneUlpEitherSide) {
         const uint8_t want = want_for(p.mag);
         ++probes;
         if (got != want)
-          bad.add(std::string(p.what) + " of " + fp8_hex(static_cast<uint8_t>(lo), f) + " and next: " +
-                  f32_hex(x) + " -> " + fp8_hex(got, f) + ", want " + fp8_hex(want, f));
+          bad.add(std::string(p.what) + " of " + fp8_hex(static_cast<uint8_t>(lo), f) +
+                  " and next: " + f32_hex(x) + " -> " + fp8_hex(got, f) + ", want " +
+                  fp8_hex(want, f));
       }
     }
   }
@@ -123,7 +125,7 @@ TEST_P(Fp8Exhaustive, AdjacentPairsAtMidpointAndOneUlpEitherSide) {
   EXPECT_EQ(bad.count(), 0u) << bad.report();
 }
 
-INSTANTIATE_TEST_SUITE_P(AllVariants, Fp8Exhaustive,
+INSTANTIATE_TEST_SUITE_P(QuantAllVariants, QuantFp8Exhaustive,
                          ::testing::Values(Variant{Fp8Format::e4m3fn, Overflow::nan},
                                            Variant{Fp8Format::e4m3fn, Overflow::saturate},
                                            Variant{Fp8Format::e4m3fnuz, Overflow::nan},
@@ -131,10 +133,10 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, Fp8Exhaustive,
                          [](const auto& test_info) { return name_of(test_info.param); });
 
 // The reference search itself must not be vacuous: spot values from NUMERICS §3.2/§3.3.
-TEST(Fp8Reference, AgreesWithSpecExamples) {
+TEST(QuantFp8Reference, AgreesWithSpecExamples) {
   using testing::ref_fp8_encode;
-  EXPECT_EQ(ref_fp8_encode(464.0f, Fp8Format::e4m3fn, Overflow::nan), 0x7E);  // tie -> even 448
-  EXPECT_EQ(ref_fp8_encode(464.5f, Fp8Format::e4m3fn, Overflow::nan), 0x7F);  // past: NaN
+  EXPECT_EQ(ref_fp8_encode(464.0f, Fp8Format::e4m3fn, Overflow::nan), 0x7E);    // tie -> even 448
+  EXPECT_EQ(ref_fp8_encode(464.5f, Fp8Format::e4m3fn, Overflow::nan), 0x7F);    // past: NaN
   EXPECT_EQ(ref_fp8_encode(248.0f, Fp8Format::e4m3fnuz, Overflow::nan), 0x80);  // tie -> NaN
   EXPECT_EQ(ref_fp8_encode(-1e-9f, Fp8Format::e4m3fnuz, Overflow::nan), 0x00);  // no -0
   EXPECT_EQ(ref_fp8_encode(-1e-9f, Fp8Format::e4m3fn, Overflow::nan), 0x80);    // -0 kept

@@ -52,8 +52,8 @@ std::string fp8_hex(uint8_t code, Fp8Format f) {
 std::string e2m1_hex(uint8_t code) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%X", code & 0xFu);
-  return std::string(buf) + " [s=" + binary((code >> 3) & 1u, 1) + " e=" +
-         binary((code >> 1) & 0x3u, 2) + " m=" + binary(code & 1u, 1) + "] " +
+  return std::string(buf) + " [s=" + binary((code >> 3) & 1u, 1) +
+         " e=" + binary((code >> 1) & 0x3u, 2) + " m=" + binary(code & 1u, 1) + "] " +
          value(e2m1_to_f32(code));
 }
 

@@ -10,7 +10,7 @@
 namespace mlacheck::quant {
 namespace {
 
-TEST(Names, RoundTrip) {
+TEST(QuantNames, RoundTrip) {
   for (const auto f : {Fp8Format::e4m3fn, Fp8Format::e4m3fnuz})
     EXPECT_EQ(parse_fp8_format(to_string(f)), f) << to_string(f);
   for (const auto o : {Overflow::nan, Overflow::saturate})
@@ -19,13 +19,13 @@ TEST(Names, RoundTrip) {
     EXPECT_EQ(parse_e2m1_rounding(to_string(r)), r) << to_string(r);
 }
 
-TEST(Names, SpellingsUsedByTheDocs) {
+TEST(QuantNames, SpellingsUsedByTheDocs) {
   EXPECT_EQ(to_string(Fp8Format::e4m3fnuz), "e4m3fnuz");
   EXPECT_EQ(to_string(E2M1Rounding::ties_away), "ties-away");
   EXPECT_EQ(to_string(Overflow::saturate), "saturate");
 }
 
-TEST(Names, NearMissesAreRejected) {
+TEST(QuantNames, NearMissesAreRejected) {
   for (const char* s : {"", "E4M3FN", "e4m3", "e4m3fn ", "fp8"})
     EXPECT_EQ(parse_fp8_format(s), std::nullopt) << "'" << s << "'";
   for (const char* s : {"ties_away", "RNE", "even", "away"})

@@ -68,10 +68,18 @@ constexpr std::size_t kMxfp4RowLen = 576;  // the MLA KV row (NUMERICS §6.1)
 
 // Every tensor name some test below reproduces, built from the same lists the tests loop over.
 std::set<std::string> claimed_names() {
-  std::set<std::string> s = {"bf16_all__e4m3fn",     "bf16_all__e4m3fnuz", "tricky__x",
-                             "tricky__bf16_cuda",    "tricky__bf16_cpu",   "tricky__e4m3fn",
-                             "tricky__e4m3fnuz",     "tricky__e8m0_torch", "decode_e4m3fn",
-                             "decode_e4m3fnuz",      "decode_e8m0_aiter",  "decode_fp4x2_aiter",
+  std::set<std::string> s = {"bf16_all__e4m3fn",
+                             "bf16_all__e4m3fnuz",
+                             "tricky__x",
+                             "tricky__bf16_cuda",
+                             "tricky__bf16_cpu",
+                             "tricky__e4m3fn",
+                             "tricky__e4m3fnuz",
+                             "tricky__e8m0_torch",
+                             "decode_e4m3fn",
+                             "decode_e4m3fnuz",
+                             "decode_e8m0_aiter",
+                             "decode_fp4x2_aiter",
                              "mxfp4_special__aiter20251028_nvidia__scale24",
                              "mxfp4_special__platform_flags"};
   for (const auto c : kHarnessCases) {
@@ -173,14 +181,16 @@ TEST(QuantOracle, DecodeTables) {
     EXPECT_EQ(bad.count(), 0u) << bad.report();
   };
   for (const auto f : kFp8Formats)
-    check("decode_" + fmt_name(f),
-          [f](std::size_t i) { return fp8_to_f32(static_cast<uint8_t>(i), f); }, 256);
-  check("decode_e8m0_aiter", [](std::size_t i) { return e8m0_to_f32(static_cast<uint8_t>(i)); },
-        256);
+    check(
+        "decode_" + fmt_name(f),
+        [f](std::size_t i) { return fp8_to_f32(static_cast<uint8_t>(i), f); }, 256);
+  check(
+      "decode_e8m0_aiter", [](std::size_t i) { return e8m0_to_f32(static_cast<uint8_t>(i)); }, 256);
   // fp4x2: byte b -> [low nibble, high nibble] at [2b, 2b + 1].
-  check("decode_fp4x2_aiter",
-        [](std::size_t i) { return e2m1_to_f32(static_cast<uint8_t>((i / 2) >> (4 * (i % 2)))); },
-        512);
+  check(
+      "decode_fp4x2_aiter",
+      [](std::size_t i) { return e2m1_to_f32(static_cast<uint8_t>((i / 2) >> (4 * (i % 2)))); },
+      512);
 }
 
 // fp8__<case>__*: the harness's quantize_fp8 on whole tensors (§4). Codes always bit for bit; the
@@ -225,7 +235,8 @@ TEST(QuantOracle, HarnessFp8Intermediate) {
   Mismatches bad;
   for (std::size_t i = 0; i < x.size(); ++i)
     if (y[i] != want[i])
-      bad.add("x = " + bf16_hex(x[i]) + ": got " + bf16_hex(y[i]) + ", oracle " + bf16_hex(want[i]));
+      bad.add("x = " + bf16_hex(x[i]) + ": got " + bf16_hex(y[i]) + ", oracle " +
+              bf16_hex(want[i]));
   EXPECT_EQ(bad.count(), 0u) << bad.report();
 }
 
@@ -243,7 +254,8 @@ uint8_t amd_nan_code(uint16_t x_bf16, E2M1Rounding r) {
   const uint8_t sign = from_inf ? 0 : static_cast<uint8_t>((x_bf16 >> 15) << 3);
   if (r == E2M1Rounding::ties_away) return 7 | sign;
   if (from_inf) return 3;
-  EXPECT_EQ(x_bf16 & 0x7FFF, 0x7FFF) << "a NaN payload this table does not list: " << bf16_hex(x_bf16);
+  EXPECT_EQ(x_bf16 & 0x7FFF, 0x7FFF)
+      << "a NaN payload this table does not list: " << bf16_hex(x_bf16);
   return 4 | sign;
 }
 constexpr uint8_t nvidia_nan_code(E2M1Rounding r) { return r == E2M1Rounding::rne ? 4 : 7; }
@@ -296,8 +308,8 @@ TEST(QuantOracle, Mxfp4Kernels) {
                       ", oracle (NVIDIA) " + e2m1_hex(want));
           } else if (got != want) {
             bad.add(prefix + " element " + std::to_string(i) + " x = " + bf16_hex(x_bf16[i]) +
-                    ", block scale " + e8m0_hex(scale[b]) + ": got " + e2m1_hex(got) +
-                    ", oracle " + e2m1_hex(want));
+                    ", block scale " + e8m0_hex(scale[b]) + ": got " + e2m1_hex(got) + ", oracle " +
+                    e2m1_hex(want));
           }
         }
       }
@@ -337,7 +349,8 @@ TEST(QuantOracle, Mxfp4PlatformFlags) {
     if ((flags[b] & kFlagAmdShiftEmulated) != 0)
       for (std::size_t j = 1; j < kMxfp4BlockSize; ++j) {
         const std::size_t i = b * kMxfp4BlockSize + j;
-        if (((fp4[i / 2] >> (4 * (i % 2))) & 0x7) != 0 && ((old_fp4[i / 2] >> (4 * (i % 2))) & 0x7) != 0)
+        if (((fp4[i / 2] >> (4 * (i % 2))) & 0x7) != 0 &&
+            ((old_fp4[i / 2] >> (4 * (i % 2))) & 0x7) != 0)
           ++nonzero_tiny;
       }
   EXPECT_GT(nonzero_tiny, 0);
@@ -358,16 +371,15 @@ TEST(QuantOracle, Mxfp4NvidiaScale24DiffersOnlyWhereNvidiaSaturates) {
   std::vector<uint8_t> fp4(x.size() / 2), scale(x.size() / kMxfp4BlockSize);
   mxfp4_quantize(x, kMxfp4RowLen, E2M1Rounding::ties_away, fp4, scale);
   constexpr std::size_t kBlocksPerRow = kMxfp4RowLen / kMxfp4BlockSize;  // 18
-  constexpr uint8_t kNvidiaSaturated = 127;                               // max(e, 0) + 127, e < 0
+  constexpr uint8_t kNvidiaSaturated = 127;                              // max(e, 0) + 127, e < 0
   Mismatches bad;
   int differing = 0;
   for (std::size_t r = 0; r < 24; ++r)
     for (std::size_t c = 0; c < 24; ++c) {
-      const uint8_t want =
-          c < kBlocksPerRow
-              ? (scale[r * kBlocksPerRow + c] < kNvidiaSaturated ? kNvidiaSaturated
-                                                                : scale[r * kBlocksPerRow + c])
-              : kNvidiaSaturated;
+      const uint8_t want = c < kBlocksPerRow ? (scale[r * kBlocksPerRow + c] < kNvidiaSaturated
+                                                    ? kNvidiaSaturated
+                                                    : scale[r * kBlocksPerRow + c])
+                                             : kNvidiaSaturated;
       if (c < kBlocksPerRow && want != scale[r * kBlocksPerRow + c]) ++differing;
       if (nvidia[r * 24 + c] != want)
         bad.add("row " + std::to_string(r) + " col " + std::to_string(c) + ": oracle " +

@@ -20,10 +20,10 @@ double unit(uint32_t bits) { return (static_cast<double>(bits) + 1.0) / 42949672
 
 uint32_t random_bits(uint64_t seed, uint64_t index) {
   r123::Philox4x32 gen;
-  const r123::Philox4x32::ctr_type ctr = {{static_cast<uint32_t>(index),
-                                           static_cast<uint32_t>(index >> 32), 0, 0}};
-  const r123::Philox4x32::key_type key = {{static_cast<uint32_t>(seed),
-                                           static_cast<uint32_t>(seed >> 32)}};
+  const r123::Philox4x32::ctr_type ctr = {
+      {static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), 0, 0}};
+  const r123::Philox4x32::key_type key = {
+      {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}};
   return gen(ctr, key)[0];
 }
 
@@ -41,8 +41,8 @@ std::vector<uint16_t> random_bf16_normal(std::size_t n, uint64_t seed) {
 
 std::vector<float> random_hostile_floats(std::size_t n, uint64_t seed) {
   // Magnitudes that are ties somewhere: E2M1 midpoints and FP8 midpoints (NUMERICS §3, §5.3).
-  static constexpr float kTies[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 464.0f, 248.0f,
-                                    1.0625f, 1.1875f, 0.0009765625f};
+  static constexpr float kTies[] = {0.25f, 0.75f,  1.25f,  1.75f,   2.5f,    3.5f,
+                                    5.0f,  464.0f, 248.0f, 1.0625f, 1.1875f, 0.0009765625f};
   std::vector<float> out(n);
   for (std::size_t i = 0; i < n; ++i) {
     const uint32_t r = random_bits(seed, 3 * i);

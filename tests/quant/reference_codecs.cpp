@@ -24,7 +24,8 @@ double e4m3_pattern_value(unsigned mag, int bias) {
 double ref_fp8_value(uint8_t code, Fp8Format f) {
   const bool neg = (code & 0x80u) != 0;
   if (f == Fp8Format::e4m3fnuz && code == 0x80) return std::numeric_limits<double>::quiet_NaN();
-  if (f == Fp8Format::e4m3fn && (code & 0x7Fu) == 0x7F) return std::numeric_limits<double>::quiet_NaN();
+  if (f == Fp8Format::e4m3fn && (code & 0x7Fu) == 0x7F)
+    return std::numeric_limits<double>::quiet_NaN();
   const double v = e4m3_pattern_value(code & 0x7Fu, bias_of(f));
   return neg ? -v : v;
 }
@@ -54,7 +55,8 @@ uint8_t ref_fp8_encode(float x, Fp8Format f, Overflow o) {
       }
     }
   }
-  if (best == sentinel) return o == Overflow::saturate ? static_cast<uint8_t>(max_mag | sign) : nan_code;
+  if (best == sentinel)
+    return o == Overflow::saturate ? static_cast<uint8_t>(max_mag | sign) : nan_code;
   if (best == 0 && fnuz) return 0x00;
   return static_cast<uint8_t>(best | sign);
 }
@@ -105,7 +107,7 @@ int ref_block_exponent(float amax) {
   int exp2 = 0;
   const double frac = std::frexp(static_cast<double>(amax), &exp2);  // amax = frac * 2^exp2
   const int log2_r = frac >= 0.875 ? exp2 : exp2 - 1;  // significand 2*frac >= 1.75 rounds up
-  if (log2_r > 127) return 127;  // r = 2^128 is +Inf in float32
+  if (log2_r > 127) return 127;                        // r = 2^128 is +Inf in float32
   const int e = log2_r - 2;
   return e < -127 ? -127 : (e > 127 ? 127 : e);
 }

@@ -15,9 +15,9 @@
 namespace mlacheck::quant {
 namespace {
 
-constexpr std::size_t kRowLen = 576;              // the MLA KV row (NUMERICS §6.1)
-constexpr std::size_t kRows = 2048;               // ~1.2 M elements: many chunks per thread
-constexpr int kThreadCounts[] = {2, 3, 8};        // even, odd, more threads than cores
+constexpr std::size_t kRowLen = 576;        // the MLA KV row (NUMERICS §6.1)
+constexpr std::size_t kRows = 2048;         // ~1.2 M elements: many chunks per thread
+constexpr int kThreadCounts[] = {2, 3, 8};  // even, odd, more threads than cores
 
 // Runs fn() with `threads` OpenMP threads, restoring the previous setting afterwards.
 template <class Fn>
@@ -34,8 +34,15 @@ bool same_bytes(const auto& a, const auto& b) {
 
 struct Outputs {
   explicit Outputs(std::size_t n)
-      : harness(n), dynamic(n), cast(n), mxfp4_rne(n / 2), mxfp4_scales_rne(n / kMxfp4BlockSize),
-        mxfp4_away(n / 2), mxfp4_scales_away(n / kMxfp4BlockSize), harness_y(n), dequant(n) {}
+      : harness(n),
+        dynamic(n),
+        cast(n),
+        mxfp4_rne(n / 2),
+        mxfp4_scales_rne(n / kMxfp4BlockSize),
+        mxfp4_away(n / 2),
+        mxfp4_scales_away(n / kMxfp4BlockSize),
+        harness_y(n),
+        dequant(n) {}
   std::vector<uint8_t> harness, dynamic, cast, mxfp4_rne, mxfp4_scales_rne, mxfp4_away,
       mxfp4_scales_away;
   std::vector<uint16_t> harness_y;
@@ -52,7 +59,7 @@ void run_all(const std::vector<uint16_t>& xb, const std::vector<float>& xf, Outp
   mxfp4_dequantize(o.mxfp4_rne, o.mxfp4_scales_rne, kRowLen, o.dequant);
 }
 
-TEST(ThreadCount, BulkQuantizersGiveIdenticalBytes) {
+TEST(QuantThreadCount, BulkQuantizersGiveIdenticalBytes) {
   const auto xb = testing::random_bf16_normal(kRows * kRowLen, 9826);
   const auto xf = testing::random_hostile_floats(kRows * kRowLen, 5415);
   Outputs one(xf.size());
