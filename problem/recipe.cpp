@@ -2,30 +2,61 @@
 
 #include <array>
 
+#include "quant/fp8.h"
+
 namespace mlacheck::problem {
 namespace {
 
 // Each row is the DESIGN.md recipe table; the right column names the seed it was read from.
+// Fields left out keep the defaults of recipe.h (e4m3fn, MXFP4 rne, saturating Q cast, float32
+// partials, one softmax step per split). Split counts: the harness runs aiter with
+// NUM_KV_SPLITS = 32 (NUMERICS §6.1); the Triton seeds tune theirs per shape, and the entry kept
+// here is named in each comment.
 constexpr std::array kRecipes{
-    Recipe{"a16w16", QFormat::bf16, KvFormat::bf16, PFormat::bf16, SoftmaxBase::e, 0.0f,
-           "seed 004 (aiter a16w16)"},
-    Recipe{"a16w8", QFormat::bf16, KvFormat::fp8, PFormat::bf16, SoftmaxBase::e, 0.0f,
-           "seed 000 (aiter a16w8)"},
-    Recipe{"a8w8", QFormat::fp8_harness, KvFormat::fp8, PFormat::fp8, SoftmaxBase::e, 0.0f,
-           "the harness reference (aiter golden model of mla_a8w8, NUMERICS §6.2)"},
-    Recipe{"a8w8-static", QFormat::fp8_static, KvFormat::fp8, PFormat::fp8, SoftmaxBase::e,
-           6.0f / 448.0f, "seed 004 (fixed Q scale absmax 6.0 / 448)"},
-    Recipe{"a8w8-cast", QFormat::fp8_cast, KvFormat::fp8, PFormat::fp8, SoftmaxBase::e, 0.0f,
-           "seed 002 (Triton kernels: Q cast to fp8, P cast to the KV type)"},
-    Recipe{"a16w4", QFormat::bf16, KvFormat::mxfp4, PFormat::bf16, SoftmaxBase::e, 0.0f,
-           "seed 001"},
-    Recipe{"a4w4", QFormat::mxfp4_dynamic, KvFormat::mxfp4, PFormat::f16, SoftmaxBase::two, 0.0f,
-           "seed 000 (per-32 dynamic MXFP4 Q, fp16 P, base-2 softmax)"},
+    Recipe{.name = "a16w16", .q = QFormat::bf16, .kv = KvFormat::bf16, .p = PFormat::bf16,
+           .base = SoftmaxBase::e,
+           .num_splits = 32,  // aiter, harness default (NUMERICS §6.1)
+           .source = "seed 004 (aiter a16w16)"},
+    Recipe{.name = "a16w8", .q = QFormat::bf16, .kv = KvFormat::fp8, .p = PFormat::bf16,
+           .base = SoftmaxBase::e,
+           .num_splits = 32,  // aiter, harness default (NUMERICS §6.1)
+           .source = "seed 000 (aiter a16w8)"},
+    Recipe{.name = "a8w8", .q = QFormat::fp8_harness, .kv = KvFormat::fp8, .p = PFormat::fp8,
+           .base = SoftmaxBase::e,
+           .num_splits = 32,  // NUM_KV_SPLITS of the harness (NUMERICS §6.1)
+           .source = "the harness reference (aiter golden model of mla_a8w8, NUMERICS §6.2)"},
+    Recipe{.name = "a8w8-static", .q = QFormat::fp8_static, .kv = KvFormat::fp8, .p = PFormat::fp8,
+           .base = SoftmaxBase::e,
+           .q_static_absmax = 6.0f,  // seed 004: STATIC_Q_ABSMAX = 6.0
+           .num_splits = 32,         // seed 004: N_SPLITS = 32
+           .source = "seed 004 (fixed Q scale absmax 6.0 / 448)"},
+    Recipe{.name = "a8w8-cast", .q = QFormat::fp8_cast, .kv = KvFormat::fp8, .p = PFormat::fp8,
+           .base = SoftmaxBase::e,
+           .partial = PartialFormat::bf16,  // seed 002: Mid_O is a bf16 tensor
+           .num_splits = 8,                 // seed 002 S1 (bs 4, kv 1024): 8 splits of 128
+           .softmax_tile = 0,               // seed 002 S1/S3/S5: one softmax step per split
+           .source = "seed 002 (Triton kernels: Q cast to fp8, P cast to the KV type)"},
+    Recipe{.name = "a16w4", .q = QFormat::bf16, .kv = KvFormat::mxfp4, .p = PFormat::bf16,
+           .base = SoftmaxBase::e,
+           .num_splits = 8,     // seed 001: NSPLITS_SMALL = 8 (kv <= 1024)
+           .softmax_tile = 64,  // seed 001: BN = 64
+           .source = "seed 001"},
+    Recipe{.name = "a4w4", .q = QFormat::mxfp4_dynamic, .kv = KvFormat::mxfp4, .p = PFormat::f16,
+           .base = SoftmaxBase::two,
+           .num_splits = 4,     // seed 000: MXFP4_SPLITS_TABLE (64, 8192) = 4
+           .softmax_tile = 32,  // seed 000: BLOCK_N = 32
+           .source = "seed 000 (per-32 dynamic MXFP4 Q, fp16 P, base-2 softmax)"},
 };
 
 }  // namespace
 
 std::span<const Recipe> recipes() { return kRecipes; }
+
+float static_q_scale(const Recipe& r) {
+  // Python divides in double and torch.tensor(..., float32) rounds once (seed 004).
+  return static_cast<float>(static_cast<double>(r.q_static_absmax) /
+                            static_cast<double>(quant::fp8_max(r.fp8)));
+}
 
 std::optional<Recipe> find_recipe(std::string_view name) {
   for (const Recipe& r : kRecipes)
@@ -62,5 +93,6 @@ std::string_view to_string(PFormat f) {
   return "?";
 }
 std::string_view to_string(SoftmaxBase b) { return b == SoftmaxBase::e ? "e" : "2"; }
+std::string_view to_string(PartialFormat f) { return f == PartialFormat::f32 ? "f32" : "bf16"; }
 
 }  // namespace mlacheck::problem

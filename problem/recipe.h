@@ -6,6 +6,8 @@
 #include <span>
 #include <string_view>
 
+#include "quant/formats.h"
+
 namespace mlacheck::problem {
 
 // How Q enters Q·Kᵀ.
@@ -18,9 +20,12 @@ enum class QFormat : uint8_t {
   mxfp4_dynamic,  // per-32 dynamic MXFP4 quantization of Q
 };
 enum class KvFormat : uint8_t { bf16, fp8, mxfp4 };
-// What P = exp(s - max) is rounded to before P·V.
+// What P = exp(s - max) is rounded to before P·V. P·V takes V in the same type (the MMA's operand
+// type): fp8 V into an fp8 MMA, dequantized MXFP4 V converted to bf16 (seed 001) or fp16 (seed 000).
 enum class PFormat : uint8_t { f32, bf16, f16, fp8 };
 enum class SoftmaxBase : uint8_t { e, two };
+// What a split writes for the LSE merge: the normalized partial output of each split.
+enum class PartialFormat : uint8_t { f32, bf16 };
 
 struct Recipe {
   std::string_view name;
@@ -28,8 +33,26 @@ struct Recipe {
   KvFormat kv;
   PFormat p;
   SoftmaxBase base;
-  // Fixed Q scale for fp8_static: absmax 6.0 / 448 (seed 004); 0 where unused.
-  float q_static_scale;
+  // FP8 variant of every fp8 tensor of the recipe (Q, KV, P): e4m3fn on gfx950 / NVIDIA
+  // (NUMERICS Decisions table; the MI355X harness ran gfx950).
+  quant::Fp8Format fp8 = quant::Fp8Format::e4m3fn;
+  // E2M1 rounding of MXFP4 Q and KV: rne = aiter >= 2026-03-17 (NUMERICS §5.4, Decisions table).
+  quant::E2M1Rounding mxfp4_rounding = quant::E2M1Rounding::rne;
+  // fp8_static: the scale is fl32(q_static_absmax / fp8_max(fp8)), as seed 004 computes
+  // STATIC_Q_ABSMAX / FP8_MAX in Python and stores it as a float32 tensor. 0 where unused.
+  float q_static_absmax = 0.0f;
+  // fp8_cast: what a Q element past the fp8 max becomes. Triton's cast (seed 002) is backend-
+  // specific (NUMERICS §4.1, last paragraph); mlacheck takes the hardware cvt's saturation.
+  // Harness data (|q| < 1) never reaches it.
+  quant::Overflow q_cast_overflow = quant::Overflow::saturate;
+  // Format of the per-split partial outputs fed to the LSE merge (the LSE itself is float32).
+  PartialFormat partial = PartialFormat::f32;
+  // Default split-K count of the emulated reference for this recipe (callers may pass another).
+  int num_splits = 1;
+  // Keys per online-softmax step inside a split: P = exp(s - running max) is rounded to the P
+  // format with the max of the keys seen so far; 0 = one step over the whole split, i.e. the max
+  // of the split (aiter's golden model, NUMERICS §6.2).
+  int softmax_tile = 0;
   std::string_view source;  // where the defaults come from
 };
 
@@ -37,9 +60,13 @@ struct Recipe {
 std::span<const Recipe> recipes();
 std::optional<Recipe> find_recipe(std::string_view name);
 
+// The Q scale of fp8_static for this recipe's fp8 variant (see Recipe::q_static_absmax).
+float static_q_scale(const Recipe&);
+
 std::string_view to_string(QFormat);
 std::string_view to_string(KvFormat);
 std::string_view to_string(PFormat);
 std::string_view to_string(SoftmaxBase);
+std::string_view to_string(PartialFormat);
 
 }  // namespace mlacheck::problem
