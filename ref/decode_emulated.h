@@ -1,0 +1,54 @@
+#pragma once
+// The emulated mode of the CPU reference: MLA decode with a recipe's numerics (DESIGN.md), so that
+// kernel error = gpu − emulated is what a kernel adds beyond its number formats.
+//
+// Per query row (query i of request b, head h; n = batch.visible_kv(b, i) visible keys):
+//  1. Q as the recipe quantizes it (emulated_inputs.h), K and V decoded from the recipe's cache;
+//     acc = Σ_d q[d]·k[d] in float32, in order of d (each product is exact in float32 for every
+//     format here); s = fl32(acc · score scale), the scale carrying sm_scale (·log2 e for base 2),
+//     the Q scale and the KV scale.
+//  2. Split-K: the request's keys 0..L-1 are cut into `num_splits` ranges of ceil(L / num_splits)
+//     keys (the seeds' kv_per_split = cdiv(seq_len, NUM_SPLITS); trailing splits may be empty);
+//     each query sees the visible part of each range.
+//  3. In a split, keys are taken in steps of recipe.softmax_tile (0 = the whole split): m' = max(m,
+//     step max), α = b^(m − m'), p_t = b^(s_t − m') (b = e or 2, each fl32 of the exact value),
+//     l = fl32(l·α + Σ p_t) with Σ in order, acc = acc·α + Σ_t round_P(p_t)·v_t (P rounded to the
+//     recipe's P format, un-normalized; V in the P·V operand type; float32 sums in order of t).
+//     The row sum l uses the unrounded p, as aiter's golden model and every seed do.
+//  4. The split writes o = fl32(fl32(acc / l) · kv scale) rounded to recipe.partial, and
+//     lse = fl32(m + log_b l).
+//  5. Merge (float32, splits in order): M = max lse, w_s = b^(lse_s − M), W = Σ w_s,
+//     out = bf16(fl32(Σ w_s·o_s) / W), lse = fl32(M + log_b W).
+// num_splits = 0 means no split-K: the single pass of step 3 over all keys writes
+// out = bf16(o) and lse directly; one split gives the same bits (tests check it).
+// A row with no visible key gets out = 0 and lse = -inf; an empty split contributes nothing.
+// The returned LSE is the natural log (base-2 recipes: fl32(lse_2 · ln 2)).
+// Like the exact mode, the result has the same bits for any thread count and instruction set.
+//
+// Where the seeds leave a detail open, the choice is stated at its step above or in
+// problem/recipe.cpp (split counts, tile sizes, partial format); kernels may differ from these by
+// a few float32 ulps before the bf16 output, which the gate's kernel bound allows for.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "problem/batch.h"
+#include "problem/kv_cache.h"
+#include "problem/recipe.h"
+#include "ref/progress.h"
+
+namespace mlacheck::ref {
+
+struct EmulatedResult {
+  std::vector<uint16_t> out;  // [total_q, 16, 512] bf16 bits
+  std::vector<float> lse;     // [total_q, 16], natural log
+};
+
+// q_bf16: [total_q, 16, 576] bf16 bits; cache: in recipe.kv's format with batch.cache_rows() rows
+// (KvCaches builds it). num_splits >= 1 for split-K, 0 for none (recipe.num_splits is the
+// recipe's default). Throws problem::ProblemError on a size or format mismatch.
+EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
+                               const problem::KvCache& cache, const problem::Recipe& recipe,
+                               int num_splits, Progress* progress = nullptr);
+
+}  // namespace mlacheck::ref

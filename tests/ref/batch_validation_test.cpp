@@ -1,0 +1,48 @@
+// problem::Batch validation, as the reference relies on it (ref/ never re-checks a Batch).
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "problem/batch.h"
+#include "problem/error.h"
+
+namespace mlacheck::problem {
+namespace {
+
+// The error's message, or "" when the constructor accepts the batch.
+std::string error_of(std::vector<int32_t> qo, std::vector<int32_t> kv, std::vector<int32_t> idx,
+                     int32_t page_size, int64_t rows) {
+  try {
+    Batch(std::move(qo), std::move(kv), std::move(idx), page_size, rows);
+  } catch (const ProblemError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RefBatchValidation, RejectsBadLayoutsWithClearMessages) {
+  EXPECT_EQ(error_of({0, 1, 2}, {0, 4, 8}, {}, 1, 8), "");
+  EXPECT_NE(error_of({0, 1, 2}, {0, 5, 3}, {}, 1, 8).find("not monotonic"), std::string::npos);
+  EXPECT_NE(error_of({0, 2, 1}, {0, 4, 8}, {}, 1, 8).find("not monotonic"), std::string::npos);
+  EXPECT_NE(error_of({0, 1, 2}, {0, 4, 9}, {}, 1, 8).find("only 8 rows"), std::string::npos);
+  EXPECT_NE(error_of({0, 1}, {0, 4, 8}, {}, 1, 8).find("batch sizes differ"), std::string::npos);
+  EXPECT_NE(error_of({1, 2}, {0, 4}, {}, 1, 8).find("must be 0"), std::string::npos);
+  EXPECT_NE(error_of({0, 5}, {0, 4}, {}, 1, 8).find("q_seq_len 5"), std::string::npos);
+  // Paged: an index past the cache, and a page table of the wrong length.
+  EXPECT_EQ(error_of({0, 1}, {0, 5}, {1, 0}, 4, 8), "");
+  EXPECT_NE(error_of({0, 1}, {0, 5}, {1, 2}, 4, 8).find("past the cache"), std::string::npos);
+  EXPECT_NE(error_of({0, 1}, {0, 5}, {-1, 0}, 4, 8).find("past the cache"), std::string::npos);
+  EXPECT_NE(error_of({0, 1}, {0, 5}, {1}, 4, 8).find("need 2"), std::string::npos);
+  EXPECT_NE(error_of({0, 1}, {0, 5}, {}, 4, 8).find("without kv_indices"), std::string::npos);
+}
+
+TEST(RefBatchValidation, CausalVisibility) {
+  const Batch b({0, 4, 6}, {0, 10, 11}, {}, 1, 11);
+  EXPECT_EQ(b.visible_kv(0, 0), 7);
+  EXPECT_EQ(b.visible_kv(0, 3), 10);
+  EXPECT_EQ(b.visible_kv(1, 0), 0);  // 1 key, 2 queries: the first sees none
+  EXPECT_EQ(b.visible_kv(1, 1), 1);
+}
+
+}  // namespace
+}  // namespace mlacheck::problem
