@@ -82,6 +82,11 @@ class SafetensorsWriter {
   // or overflowing shape, or bytes.size() != numel * dtype_size.
   void add(std::string name, Tensor tensor);
 
+  // The same without a copy: the writer keeps a view of `bytes`, which must stay valid and
+  // unchanged until write() returns. For multi-GB caches that already live in memory.
+  void add_view(std::string name, DType dtype, std::vector<int64_t> shape,
+                std::span<const std::byte> bytes);
+
   // Writes path + ".tmp" and renames it onto path, so a failed write never leaves a half file
   // (the .tmp is removed on failure). Tensors are laid out by element size, largest first, then in
   // the order they were added, so that every tensor is aligned to its element size (the data
@@ -90,7 +95,16 @@ class SafetensorsWriter {
 
  private:
   std::map<std::string, std::string> metadata_;
-  std::vector<std::pair<std::string, Tensor>> tensors_;  // in add() order
+  struct Entry {
+    std::string name;
+    DType dtype;
+    std::vector<int64_t> shape;
+    std::vector<std::byte> owned;      // empty for add_view()
+    std::span<const std::byte> bytes;  // owned's bytes, or the caller's
+  };
+  std::vector<Entry> tensors_;  // in add() order
+  void check_new(const std::string& name, DType dtype, const std::vector<int64_t>& shape,
+                 std::size_t byte_count) const;
 };
 
 // One tensor that must have the given dtype (and rank, if given), e.g. for inputs of a known

@@ -38,39 +38,51 @@ void SafetensorsWriter::set_metadata(std::string key, std::string value) {
   metadata_.insert_or_assign(std::move(key), std::move(value));
 }
 
-void SafetensorsWriter::add(std::string name, Tensor tensor) {
+void SafetensorsWriter::check_new(const std::string& name, DType dtype,
+                                  const std::vector<int64_t>& shape, std::size_t byte_count) const {
   const std::string where = "SafetensorsWriter: tensor '" + name + "': ";
   if (name.empty()) throw Error("SafetensorsWriter: tensor name is empty");
   if (name == "__metadata__") throw Error(where + "name is reserved for the metadata");
   if (!is_valid_utf8(name)) throw Error(where + "name is not valid UTF-8");
-  for (const auto& [existing, unused] : tensors_)
-    if (existing == name) throw Error(where + "added twice");
-  const auto bytes = detail::checked_byte_size(tensor.shape, dtype_size(tensor.dtype));
-  if (!bytes) throw Error(where + "shape " + tensor.shape_string() + " is negative or overflows");
-  if (tensor.bytes.size() != *bytes)
-    throw Error(where + "has " + std::to_string(tensor.bytes.size()) + " bytes, but shape " +
-                tensor.shape_string() + " of " + std::string(dtype_name(tensor.dtype)) + " needs " +
+  for (const Entry& existing : tensors_)
+    if (existing.name == name) throw Error(where + "added twice");
+  const auto bytes = detail::checked_byte_size(shape, dtype_size(dtype));
+  if (!bytes) throw Error(where + "shape " + shape_to_string(shape) + " is negative or overflows");
+  if (byte_count != *bytes)
+    throw Error(where + "has " + std::to_string(byte_count) + " bytes, but shape " +
+                shape_to_string(shape) + " of " + std::string(dtype_name(dtype)) + " needs " +
                 std::to_string(*bytes));
-  tensors_.emplace_back(std::move(name), std::move(tensor));
+}
+
+void SafetensorsWriter::add(std::string name, Tensor tensor) {
+  check_new(name, tensor.dtype, tensor.shape, tensor.bytes.size());
+  Entry e{std::move(name), tensor.dtype, std::move(tensor.shape), std::move(tensor.bytes), {}};
+  e.bytes = e.owned;  // the vector's buffer moves with it, so the view stays valid
+  tensors_.push_back(std::move(e));
+}
+
+void SafetensorsWriter::add_view(std::string name, DType dtype, std::vector<int64_t> shape,
+                                 std::span<const std::byte> bytes) {
+  check_new(name, dtype, shape, bytes.size());
+  tensors_.push_back(Entry{std::move(name), dtype, std::move(shape), {}, bytes});
 }
 
 void SafetensorsWriter::write(const std::filesystem::path& path) const {
   // Layout order: element size descending (keeps each tensor aligned), then add() order.
-  std::vector<const std::pair<std::string, Tensor>*> layout;
-  for (const auto& entry : tensors_) layout.push_back(&entry);
-  std::stable_sort(layout.begin(), layout.end(), [](const auto* a, const auto* b) {
-    return dtype_size(a->second.dtype) > dtype_size(b->second.dtype);
+  std::vector<const Entry*> layout;
+  for (const Entry& entry : tensors_) layout.push_back(&entry);
+  std::stable_sort(layout.begin(), layout.end(), [](const Entry* a, const Entry* b) {
+    return dtype_size(a->dtype) > dtype_size(b->dtype);
   });
 
   ordered_json header = ordered_json::object();
   if (!metadata_.empty()) header["__metadata__"] = metadata_;
   uint64_t offset = 0;
-  for (const auto* entry : layout) {
-    const Tensor& t = entry->second;
-    const uint64_t end = offset + t.bytes.size();
-    header[entry->first] = {{"dtype", dtype_name(t.dtype)},
-                            {"shape", t.shape},
-                            {"data_offsets", {offset, end}}};
+  for (const Entry* entry : layout) {
+    const uint64_t end = offset + entry->bytes.size();
+    header[entry->name] = {{"dtype", dtype_name(entry->dtype)},
+                           {"shape", entry->shape},
+                           {"data_offsets", {offset, end}}};
     offset = end;
   }
   std::string text = header.dump();
@@ -83,7 +95,7 @@ void SafetensorsWriter::write(const std::filesystem::path& path) const {
     detail::WriteOnlyFile out(tmp);
     out.write_all(le_u64(text.size()));
     out.write_all(std::as_bytes(std::span(text)));
-    for (const auto* entry : layout) out.write_all(entry->second.bytes);
+    for (const Entry* entry : layout) out.write_all(entry->bytes);
     out.sync_and_close();
     std::error_code ec;
     std::filesystem::rename(tmp, path, ec);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,25 @@ void expect_same(const Tensor& got, const Tensor& want, const std::string& name)
   EXPECT_EQ(got.dtype, want.dtype) << name;
   EXPECT_EQ(got.shape, want.shape) << name;
   EXPECT_TRUE(got.bytes == want.bytes) << name << ": bytes differ";
+}
+
+// add_view writes the caller's bytes without a copy: same file as add() with a copy, and the
+// same size checks.
+TEST(IoRoundTrip, ViewAndCopyWriteTheSameFile) {
+  ScratchDir dir;
+  const Tensor big = patterned(DType::BF16, {7, 9}, 3);
+  const Tensor small = patterned(DType::U8, {5}, 4);
+  SafetensorsWriter copied, viewed;
+  copied.add("big", big);
+  copied.add("small", small);
+  viewed.add_view("big", big.dtype, big.shape, big.bytes);
+  viewed.add("small", small);
+  copied.write(dir / "copied.safetensors");
+  viewed.write(dir / "viewed.safetensors");
+  EXPECT_EQ(testing::read_file(dir / "copied.safetensors"), testing::read_file(dir / "viewed.safetensors"));
+  expect_same(SafetensorsReader(dir / "viewed.safetensors").read("big"), big, "big");
+  EXPECT_THROW(viewed.add_view("short", DType::F32, {4}, std::span(big.bytes).first(15)), Error);
+  EXPECT_THROW(viewed.add_view("big", big.dtype, big.shape, big.bytes), Error);
 }
 
 class IoRoundTripDType : public ::testing::TestWithParam<DType> {};

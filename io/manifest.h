@@ -1,0 +1,37 @@
+#pragma once
+// The manifest of hashes (DESIGN.md "Golden files"): large golden cases are not committed; they
+// are regenerated bit-identically from their case line, and data/manifest.json holds the xxh3-64
+// hash of each tensor's bytes so a regeneration on any machine can be checked.
+//
+// JSON: {"schema": "mlacheck-manifest/1", "hash": "xxh3-64",
+//        "cases": [{"name": ..., "case": "<case-list line>", "tensors": {"q": "<16 hex>", ...}}]}
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mlacheck::io {
+
+inline constexpr const char* kManifestSchema = "mlacheck-manifest/1";
+
+// xxh3-64 of the bytes, as 16 lowercase hex digits (xxHash's canonical big-endian form).
+std::string hash_bytes(std::span<const std::byte> bytes);
+
+struct ManifestCase {
+  std::string name;
+  std::string case_line;                      // ref/case_list.h format
+  std::map<std::string, std::string> hashes;  // tensor name -> hash_bytes()
+};
+
+struct Manifest {
+  std::vector<ManifestCase> cases;
+};
+
+// Throws io::Error naming the file for unreadable files, invalid JSON or a wrong schema.
+Manifest read_manifest(const std::filesystem::path& path);
+// Written through a temporary file and a rename, like the safetensors writer.
+void write_manifest(const std::filesystem::path& path, const Manifest& manifest);
+
+}  // namespace mlacheck::io
