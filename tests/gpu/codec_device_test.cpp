@@ -1,5 +1,5 @@
 // The quant/ codecs compiled into device code agree with the host build bit for bit, for every
-// case of gpu/codec_cases.h (one test per case). Skips where no GPU can run.
+// case of gpu/codec_cases.h (one test per case, Gpu/GpuCodecs.*). Skips where no GPU can run.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -63,7 +63,7 @@ std::string case_name(const ::testing::TestParamInfo<std::size_t>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCases, GpuCodecs,
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuCodecs,
                          ::testing::Range<std::size_t>(0, codec_cases().size()), case_name);
 
 }  // namespace
