@@ -4,11 +4,14 @@
 //                                                 quant, exact, all, or recipe names
 //   mlacheck_ref_bench list FILE                  every case of a case list, all stages
 //
-// Prints one line per stage with the wall time; use /usr/bin/time -v for the peak memory.
+// Prints one line per stage with its wall and CPU time and an FNV-1a checksum of every bit of its
+// result (out, lse), so runs on two machines can be compared; /usr/bin/time -v gives the memory.
 #include <chrono>
 #include <ctime>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <algorithm>
 #include <exception>
 #include <string>
 #include <vector>
@@ -48,16 +51,19 @@ struct Stopwatch {
   }
 };
 
-// Keeps the optimizer from dropping results: a cheap checksum, printed.
-uint64_t checksum(const std::vector<uint16_t>& v) {
-  uint64_t s = 0;
-  for (std::size_t i = 0; i < v.size(); i += 97) s = s * 31 + v[i];
-  return s;
-}
-uint64_t checksum(const std::vector<float>& v) {
-  uint64_t s = 0;
-  for (std::size_t i = 0; i < v.size(); i += 97) s = s * 31 + static_cast<uint64_t>(v[i] * 1e9f);
-  return s;
+// FNV-1a over every bit of a result, taken 64 bits at a time (the tail zero-padded): equal
+// checksums on two machines mean equal bits. Computed outside the timed stages.
+template <class T>
+uint64_t checksum(const std::vector<T>& v) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const std::size_t bytes = v.size() * sizeof(T);
+  const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+  for (std::size_t i = 0; i < bytes; i += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, std::min<std::size_t>(8, bytes - i));
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  return h;
 }
 
 void run_case(const ref::CaseSpec& spec, const std::vector<std::string>& stages) {
@@ -68,8 +74,9 @@ void run_case(const ref::CaseSpec& spec, const std::vector<std::string>& stages)
   };
   Stopwatch sw;
   const ref::Inputs in = ref::generate(spec);
-  fmt::print("{:<14} {:<11} {}  ({:.0f} MB bf16 kv)\n", spec.name, "gen", sw.report(),
-             static_cast<double>(in.kv.size()) * 2 / 1e6);
+  std::string time = sw.report();
+  fmt::print("{:<14} {:<11} {}  [{:016x} {:016x}] {:.0f} MB bf16 kv\n", spec.name, "gen", time,
+             checksum(in.q), checksum(in.kv), static_cast<double>(in.kv.size()) * 2 / 1e6);
   ref::KvCaches caches(in.kv, in.batch.cache_rows());
   if (want("quant")) {
     sw = Stopwatch();
@@ -80,7 +87,9 @@ void run_case(const ref::CaseSpec& spec, const std::vector<std::string>& stages)
   if (want("exact")) {
     sw = Stopwatch();
     const ref::ExactResult r = ref::decode_exact(in.batch, in.q, in.kv);
-    fmt::print("{:<14} {:<11} {}  [{:x}]\n", spec.name, "exact", sw.report(), checksum(r.out));
+    time = sw.report();
+    fmt::print("{:<14} {:<11} {}  [{:016x} {:016x}]\n", spec.name, "exact", time, checksum(r.out),
+               checksum(r.lse));
   }
   for (const problem::Recipe& recipe : problem::recipes()) {
     if (!want(std::string(recipe.name))) continue;
@@ -88,7 +97,9 @@ void run_case(const ref::CaseSpec& spec, const std::vector<std::string>& stages)
     sw = Stopwatch();
     const ref::EmulatedResult r =
         ref::decode_emulated(in.batch, in.q, cache, recipe, recipe.num_splits);
-    fmt::print("{:<14} {:<11} {}  [{:x}]\n", spec.name, recipe.name, sw.report(), checksum(r.out));
+    time = sw.report();
+    fmt::print("{:<14} {:<11} {}  [{:016x} {:016x}]\n", spec.name, recipe.name, time,
+               checksum(r.out), checksum(r.lse));
   }
 }
 
