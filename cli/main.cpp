@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   Runner run;
+  add_compare_command(app, run);
   add_list_command(app, run);
   add_quant_command(app, run);
   add_selftest_command(app, run, argv[0]);

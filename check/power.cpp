@@ -1,0 +1,71 @@
+#include "check/power.h"
+
+#include <stdexcept>
+
+#include <fmt/core.h>
+
+#include "quant/bf16.h"
+
+namespace mlacheck::check {
+namespace {
+
+PowerRow score(const Gate& gate, std::string name, std::string what, bool expected_reject,
+               std::span<const float> output) {
+  // The gate judges what a kernel writes: bf16.
+  std::vector<float> rounded(output.size());
+  for (std::size_t i = 0; i < output.size(); ++i)
+    rounded[i] = quant::bf16_to_f32(quant::f32_to_bf16(output[i]));
+  const GateReport g = gate.judge(rounded, 0);
+  PowerRow row;
+  row.name = std::move(name);
+  row.what = std::move(what);
+  row.expected_reject = expected_reject;
+  row.total_rejects = !g.total.pass();
+  if (g.kernel) {
+    row.kernel_rejects = !g.kernel->pass();
+    row.kernel_beyond = g.kernel->compared - g.kernel->elements_within;
+  }
+  row.gate_rejects = !g.pass();
+  row.harness_rejects = !g.harness.pass;
+  row.total_rel_fro = g.total.rel_fro_err;
+  const RowReport& w = g.total.worst_row;
+  row.total_worst_row = w.tolerance > 0 ? w.bound_rms / w.tolerance : 0.0;
+  return row;
+}
+
+}  // namespace
+
+WrongAnswer all_zeros(const OutputLayout& layout) {
+  return {"zeros", "every element 0 (the harness's atol 1e-2 accepts it)",
+          std::vector<float>(static_cast<std::size_t>(layout.elements()), 0.0f)};
+}
+
+std::vector<std::string> PowerReport::warnings() const {
+  std::vector<std::string> out;
+  for (const PowerRow& r : rows) {
+    if (r.ok()) continue;
+    out.push_back(
+        r.expected_reject
+            ? fmt::format("the gate cannot reject '{}' ({}) for recipe {}", r.name, r.what, recipe)
+            : fmt::format("the gate rejects '{}' ({}) for recipe {}: a bound is too tight", r.name,
+                          r.what, recipe));
+  }
+  return out;
+}
+
+PowerReport score_power(const Gate& gate, std::span<const WrongAnswer> wrong) {
+  PowerReport report;
+  report.recipe = gate.recipe();
+  if (gate.has_emulated())
+    report.rows.push_back(
+        score(gate, "emulated", "the recipe's emulated output (control)", false, gate.emulated()));
+  for (const WrongAnswer& w : wrong) {
+    if (w.output.size() != static_cast<std::size_t>(gate.layout().elements()))
+      throw std::invalid_argument(fmt::format("score_power: '{}' has {} values, expected {}",
+                                              w.name, w.output.size(), gate.layout().elements()));
+    report.rows.push_back(score(gate, w.name, w.what, true, w.output));
+  }
+  return report;
+}
+
+}  // namespace mlacheck::check

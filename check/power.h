@@ -1,0 +1,53 @@
+#pragma once
+// The power report (DESIGN.md "Three errors, not one"): known-wrong outputs scored against the same
+// gate and against the harness's check. check/ runs no reference: the caller (cli/, which may call
+// ref/) computes the wrong outputs (one token dropped, rope dims skipped, KV scale forgotten, V
+// taken from the wrong dims, a split dropped) and passes them in; the all-zero output needs no
+// reference and is built here. A gate that accepts one of them is flagged, and so is a gate that
+// rejects the recipe's own emulated output (a bound too tight to use).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "check/gate.h"
+
+namespace mlacheck::check {
+
+struct WrongAnswer {
+  std::string name;  // "zeros", "drop-token", ...
+  std::string what;  // one line: how it was made
+  // [T, 16, 512] as a kernel would compute it; scored after rounding to bf16, the output format.
+  std::vector<float> output;
+};
+
+// The all-zero output of the layout's shape.
+WrongAnswer all_zeros(const OutputLayout& layout);
+
+struct PowerRow {
+  std::string name, what;
+  bool expected_reject = true;  // false for the control (the emulated output itself)
+  bool total_rejects = false;
+  std::optional<bool> kernel_rejects;  // absent without an emulated output
+  bool gate_rejects = false;
+  bool harness_rejects = false;
+  double total_rel_fro = 0;    // ||out - exact|| / ||exact||
+  double total_worst_row = 0;  // worst row error / its bound (> 1: beyond)
+  int64_t kernel_beyond = 0;   // elements beyond the kernel bound
+  bool ok() const { return gate_rejects == expected_reject; }
+};
+
+struct PowerReport {
+  std::string recipe;
+  std::vector<PowerRow> rows;
+  // One line per row where the gate's verdict is not the expected one.
+  std::vector<std::string> warnings() const;
+  bool gate_has_power() const { return warnings().empty(); }
+};
+
+// Scores each wrong answer; with an emulated output the first row is the control (the emulation
+// itself, which the gate must accept).
+PowerReport score_power(const Gate& gate, std::span<const WrongAnswer> wrong);
+
+}  // namespace mlacheck::check

@@ -1,0 +1,370 @@
+#include "check/tolerance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/core.h>
+
+#include "check/ulp.h"
+#include "problem/shape.h"
+#include "quant/fp8.h"
+
+// Notation. One output row is o = sum_j p_j v_j over the n keys a token sees (p = softmax weights,
+// v_j = the 512 V dims of key j); P_j = exp(s_j - max) <= 1 are the un-normalized weights that a
+// recipe may round to its P format. eps(F) = 2^-(m+1) is the unit roundoff of a format with m
+// mantissa bits: RNE moves a normal value by at most eps(F) relative. u = eps(f32) = 2^-24.
+//
+// Error model (used by both bounds). A rounding error that is not systematic behaves like an
+// independent zero-mean variable. Then an error on each term of a weighted sum adds up like
+// sqrt(sum_j p_j^2 e_j^2), which is the same size the output itself has for zero-mean V:
+// E[o_d^2] ~ sum_j p_j^2 v_jd^2. So a relative error eps on every V element (or on every weight)
+// becomes a relative error <= eps of the output RMS, whatever n is: the gains below are 1. For V
+// with a non-zero mean the output is larger and the relative error smaller, so the bound holds.
+// Worst-case (all errors aligned) bounds would be sqrt(n) times larger and accept an all-zero
+// output; that is the harness's atol problem (NUMERICS §6.4), not a bound worth having.
+
+namespace mlacheck::check {
+namespace {
+
+using problem::KvFormat;
+using problem::PFormat;
+using problem::QFormat;
+
+const Precision kOut = precision(quant::ElemFormat::bf16);   // the output format
+const Precision kE2m1 = precision(quant::ElemFormat::e2m1);  // MXFP4 elements
+const Precision kF32{23, 127};                               // IEEE binary32: u = 2^-24
+
+// The recipe's fp8 variant (e4m3fn or e4m3fnuz: Q, KV and P alike).
+struct Fp8 {
+  Precision precision;
+  double max;
+};
+Fp8 fp8_of(const problem::Recipe& r) {
+  return {precision(quant::elem_format(r.fp8)), quant::fp8_max(r.fp8)};
+}
+
+// MXFP4 block exponent (NUMERICS §5.2): amax is rounded up to the next power of two iff its
+// mantissa is >= 1.75, and e is two below that power, so amax / 2^e lies in [3.5, 7).
+constexpr double kMxfp4ScaledAmaxMin = 1.75 * 2.0;
+
+// Kernel-path roundings of one term p_j v_j beyond the sums (kernel_bound): the GPU's exp (CUDA
+// expf / exp2f and ex2.approx: at most 2 ulp, CUDA C Programming Guide, "Mathematical Functions")
+// and the host's (glibc expf: < 1 ulp); then one rounding each for the score scale product
+// (q_scale * kv_scale * sm_scale), s - max, P * v, the division by the row sum and the output
+// scale.
+constexpr double kGpuExpUlps = 2;
+constexpr double kHostExpUlps = 1;
+constexpr double kTermRoundings = 5;
+
+// --- Quantization error of one input tensor, relative to its RMS -------------------------------
+//
+// FP8 with a per-tensor scale s (x is stored as fp8(x / s) * s). For |x / s| >= min_normal the
+// error is <= eps(fp8) |x|; below it the grid is the subnormal one and the error is <= half its
+// step times s; values past the fp8 max clip (static and cast scales only: the harness and the
+// dynamic scale put amax exactly at the max), by at most amax - max * s. Hence
+//   RMS(err) <= eps * RMS(x) + subnormal_half_step * s + max(0, amax - max * s).
+double fp8_relative(const Fp8& f, double eps, double scale, double abs_max, double rms) {
+  if (rms == 0) return 0;  // an all-zero tensor quantizes exactly
+  const double clip = std::max(0.0, abs_max - f.max * scale);
+  return eps + (f.precision.subnormal_half_step() * scale + clip) / rms;
+}
+
+// The harness's quantize_fp8 (NUMERICS §4) rounds twice, x / s to bf16 and then to fp8, so one
+// element carries (1 + e16)(1 + e8) - 1 <= eps8 + eps16 + eps8 eps16; its scale is
+// s = bf16(amax / max) <= amax / max * (1 + eps16), amax over the whole tensor (scale_abs_max:
+// for the cache, all 576 dims), abs_max and rms over the part whose error is wanted.
+double fp8_harness_relative(const Fp8& f, double scale_abs_max, double abs_max, double rms) {
+  const double e8 = f.precision.unit_roundoff(), e16 = kOut.unit_roundoff();
+  return fp8_relative(f, e8 + e16 + e8 * e16, scale_abs_max / f.max * (1 + e16), abs_max, rms);
+}
+
+// MXFP4 (NUMERICS §5): x is coded as E2M1(x / 2^e) 2^e per block of 32. For |x| >= 2^e (E2M1
+// normals 1..6) the error is <= eps(e2m1) |x|, clipping 6..7 included (<= 2^e < |x| / 6); below
+// 2^e the grid step is 2^(e-1), so the error is <= 2^(e-2) = eps(e2m1) 2^e. So
+// err^2 <= eps^2 (x^2 + 2^(2e)), with 2^e <= amax / 3.5 and amax^2 <= 32 RMS_block^2 (the largest
+// square is at most the block's sum of squares): the block's relative RMS error is
+// <= eps sqrt(1 + 32 / 3.5^2), about 0.47, whatever the data.
+double mxfp4_relative() {
+  return kE2m1.unit_roundoff() *
+         std::sqrt(1 + problem::kMxfp4Block / (kMxfp4ScaledAmaxMin * kMxfp4ScaledAmaxMin));
+}
+
+double kv_relative(const problem::Recipe& r, double kv_abs_max, double abs_max, double rms) {
+  switch (r.kv) {
+    case KvFormat::bf16:
+      return 0;  // the exact reference uses the same bf16 cache
+    case KvFormat::fp8:
+      return fp8_harness_relative(fp8_of(r), kv_abs_max, abs_max, rms);  // §4
+    case KvFormat::mxfp4:
+      return mxfp4_relative();
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+// Largest softmax weight of a token with n keys: every score lies within 2A of the largest, so
+// every P_j >= exp(-2A) while the largest is 1, and p_max <= 1 / (1 + (n - 1) exp(-2A)).
+double largest_weight(int64_t n, double score_bound) {
+  if (n <= 1) return 1;
+  return 1 / (1 + static_cast<double>(n - 1) * std::exp(-2 * score_bound));
+}
+
+// Can a P code change between two correct implementations? P lies in [exp(-2A), 1]. If that
+// interval (widened by a few ulps of fp32 noise) holds no rounding midpoint of the P format, every
+// P rounds to the same code in both: the largest midpoint below 1 is 1 - 2^-(m+2) (the step
+// below 1 is 2^-(m+1)). With randn*0.02 data A is ~0.01, so fp8 P is always exactly 1.
+bool p_code_can_flip(const Precision& p, PFormat f, double score_bound) {
+  if (f == PFormat::f32) return false;  // not rounded after exp (its fp32 noise is in delta_acc)
+  const double noise = (kGpuExpUlps + kHostExpUlps + kTermRoundings) * kF32.unit_roundoff();
+  const double lowest_p = std::exp(-2 * score_bound) * (1 - noise);
+  return lowest_p <= 1 - std::ldexp(1.0, -(p.mant_bits + 2));
+}
+
+// Split partials rounded to bf16 before the LSE merge (Recipe::partial), with more than one split.
+bool partials_rounded(const problem::Recipe& r) {
+  return r.partial == problem::PartialFormat::bf16 && r.num_splits > 1;
+}
+
+}  // namespace
+
+// --- Precision ----------------------------------------------------------------------------------
+
+double Precision::unit_roundoff() const { return std::ldexp(1.0, -(mant_bits + 1)); }
+double Precision::relative_step() const { return std::ldexp(1.0, -mant_bits); }
+double Precision::min_normal() const { return std::ldexp(1.0, 1 - bias); }
+double Precision::subnormal_half_step() const { return std::ldexp(1.0, -bias - mant_bits); }
+
+Precision precision(quant::ElemFormat f) {
+  const quant::FormatInfo info = quant::format_info(f);
+  return {info.mant_bits, info.bias};
+}
+
+Precision p_precision(const problem::Recipe& r) {
+  switch (r.p) {
+    case PFormat::f32:
+      return kF32;
+    case PFormat::bf16:
+      return kOut;
+    case PFormat::f16:
+      return {10, 15};  // IEEE binary16
+    case PFormat::fp8:
+      return fp8_of(r).precision;
+  }
+  return kF32;
+}
+
+double tail_factor(int64_t count) {
+  const double n = static_cast<double>(std::max<int64_t>(count, 1));
+  return std::sqrt(2 * std::log(n / kFalseAlarmProbability));
+}
+
+double q_relative_error(const problem::Recipe& r, const DataScale& d) {
+  const Fp8 f = fp8_of(r);
+  const double one_rounding = f.precision.unit_roundoff();
+  switch (r.q) {
+    case QFormat::bf16:
+      return 0;  // the exact reference uses the same bf16 q
+    case QFormat::fp8_harness:
+      return fp8_harness_relative(f, d.q_abs_max, d.q_abs_max, d.q_rms);
+    case QFormat::fp8_dynamic:  // NUMERICS §4.1: float32 scale amax / max, one rounding
+      return fp8_relative(f, one_rounding, d.q_abs_max / f.max, d.q_abs_max, d.q_rms);
+    case QFormat::fp8_static:
+      return fp8_relative(f, one_rounding, problem::static_q_scale(r), d.q_abs_max, d.q_rms);
+    case QFormat::fp8_cast:  // scale 1; past the max it saturates (or gives NaN: then anomalies)
+      return fp8_relative(f, one_rounding, 1.0, d.q_abs_max, d.q_rms);
+    case QFormat::mxfp4_dynamic:
+      return mxfp4_relative();
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+double k_relative_error(const problem::Recipe& r, const DataScale& d) {
+  return kv_relative(r, d.kv_abs_max, d.kv_abs_max, d.kv_rms);
+}
+
+double v_relative_error(const problem::Recipe& r, const DataScale& d) {
+  return kv_relative(r, d.kv_abs_max, d.v_abs_max, d.v_rms);
+}
+
+double Bound::element_tolerance(int64_t token, int dim, double ref, double ref_row_rms) const {
+  const auto t = static_cast<std::size_t>(token);
+  return elem_rel_rms[t] * ref_row_rms * channel(dim) + elem_ulps * bf16_ulp(ref) + elem_abs[t];
+}
+
+double Bound::row_tolerance(int64_t token, double ref_row_rms) const {
+  if (!has_row_bound) return std::numeric_limits<double>::infinity();
+  const auto t = static_cast<std::size_t>(token);
+  return row_rel_rms[t] * ref_row_rms + row_abs[t];
+}
+
+// --- Total error: output vs exact fp32 ----------------------------------------------------------
+//
+// Relative RMS budget of one row with n keys, the sum of what each rounding of the recipe can cost
+// (a sum, not a root-sum-square: the triangle inequality holds whatever the correlations):
+//   B(n) = eps(bf16)                 the output's own rounding
+//        + e_V                       V quantized (gain 1, see the error model)
+//        + eps(P)                    P rounded before P.V (gain 1, same argument on the weights)
+//        + 2S (e_Q + e_K)            Q and K quantized: ds_j = sm_scale sum_d q_d k_d (h_d + h'_d)
+//                                    with |h| <= e_Q, |h'| <= e_K, independent, so its RMS over
+//                                    keys is <= S (e_Q + e_K) (S: DataScale::score_error_scale);
+//                                    a score error moves weight p_j by p_j (ds_j - mean ds), so the
+//                                    output by <= 2 RMS(ds) of its RMS
+//        + n u                       fp32 accumulation of n terms (relative to the output RMS,
+//                                    which is ~sqrt(n) smaller than the sum of |terms|)
+//        + eps(bf16) if split partials are stored in bf16 (Recipe::partial): the merge is a
+//                                    convex combination of partials that each err by eps
+// plus one absolute term where weights can underflow the P format (a score range 2A larger than
+// -ln min_normal(P)): each such P_j errs by <= half a subnormal step, the row sum is >= 1, so the
+// output errs by <= sqrt(n) * subnormal_half_step(P) * RMS(V) (independent errors).
+// A row's RMS over 512 dims is a sample: it exceeds its expectation by the factor
+// 1 + z / sqrt(2 * 512) only with probability kFalseAlarmProbability (chi distribution, z over the
+// rows). An element exceeds its RMS by z (over the elements). Rows with no keys are 0 by
+// convention (ref/: empty sequence -> output 0), and must be exactly 0.
+//
+// Channel profile: with outlier channels (DataScale::v_channel_ms) the output's channels differ in
+// size like V's do. Writing m2_d for V channel d's mean square and w^2 = sum_j p_j^2, the error
+// of channel d is ~ e w sqrt(m2_d) while rho^2 >= w^2 mean_d(m2_d), so the element scale
+// rho * sqrt(m2_d / mean(m2)) is never smaller than the error's, and equals it for zero-mean V.
+Bound total_bound(const problem::Recipe& recipe, const DataScale& data,
+                  const OutputLayout& layout) {
+  const double A = data.score_bound;
+  const Precision p = p_precision(recipe);
+  const double e_out = kOut.unit_roundoff(), e_p = p.unit_roundoff();
+  const double e_q = q_relative_error(recipe, data), e_k = k_relative_error(recipe, data);
+  const double e_v = v_relative_error(recipe, data);
+  const double scores = 2 * data.score_error_scale * (e_q + e_k);
+  const double e_partial = partials_rounded(recipe) ? kOut.unit_roundoff() : 0.0;
+  const bool p_underflows = std::exp(-2 * A) < p.min_normal();
+  const auto budget = [&](int64_t n) {
+    return e_out + e_v + e_p + scores + e_partial + static_cast<double>(n) * kF32.unit_roundoff();
+  };
+  const auto floor = [&](int64_t n) {
+    if (!p_underflows || n <= 1) return 0.0;
+    return std::sqrt(static_cast<double>(n)) * p.subnormal_half_step() * data.v_rms * (1 + e_v);
+  };
+  const double z_elem = tail_factor(layout.elements());
+  const double row_factor = 1 + tail_factor(layout.rows()) / std::sqrt(2.0 * kRowLen);
+
+  Bound b;
+  b.name = "total";
+  b.has_row_bound = true;
+  const auto tokens = static_cast<std::size_t>(layout.tokens());
+  b.elem_rel_rms.assign(tokens, 0.0);
+  b.elem_abs.assign(tokens, 0.0);
+  b.row_rel_rms.assign(tokens, 0.0);
+  b.row_abs.assign(tokens, 0.0);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const int64_t n = layout.visible_kv(static_cast<int64_t>(t));
+    if (n == 0) continue;  // no keys: the output is 0 by convention and must be exactly 0
+    b.elem_rel_rms[t] = z_elem * budget(n);
+    b.elem_abs[t] = z_elem * floor(n);
+    b.row_rel_rms[t] = row_factor * budget(n);
+    b.row_abs[t] = row_factor * floor(n);
+  }
+  if (data.v_channel_ms.size() == static_cast<std::size_t>(kRowLen)) {
+    double mean = 0;
+    for (double m : data.v_channel_ms) mean += m / kRowLen;
+    if (mean > 0) {
+      b.channel_scale.resize(data.v_channel_ms.size());
+      for (std::size_t d = 0; d < data.v_channel_ms.size(); ++d)
+        b.channel_scale[d] = std::sqrt(data.v_channel_ms[d] / mean);
+    }
+  }
+
+  const int64_t n_max = layout.max_visible_kv();
+  b.terms = {
+      {"output rounding eps(bf16)", e_out},
+      {fmt::format("V: KV {} (relative RMS)", problem::to_string(recipe.kv)), e_v},
+      {fmt::format("P: {} eps", problem::to_string(recipe.p)), e_p},
+      {"score range bound A = sm_scale max|q| max|k|", A},
+      {"score error scale S (RMS over keys)", data.score_error_scale},
+      {fmt::format("Q: {} (relative RMS)", problem::to_string(recipe.q)), e_q},
+      {fmt::format("K: KV {} (relative RMS)", problem::to_string(recipe.kv)), e_k},
+      {"scores: 2S (e_Q + e_K)", scores},
+      {fmt::format("split partials: {} eps", problem::to_string(recipe.partial)), e_partial},
+      {fmt::format("fp32 accumulation n u (n = {})", n_max),
+       static_cast<double>(n_max) * kF32.unit_roundoff()},
+      {"relative RMS budget B (longest row)", budget(n_max)},
+      {"row factor 1 + z_rows / sqrt(1024)", row_factor},
+      {"element tail factor z", z_elem},
+  };
+  if (p_underflows) b.terms.push_back({"P underflow floor (absolute, longest row)", floor(n_max)});
+  return b;
+}
+
+// --- Kernel error: output vs the emulated recipe (both bf16) ------------------------------------
+//
+// Both compute the same formulas with the same roundings to the recipe's formats; they differ in
+// the order of fp32 operations and in exp. Let a, b be their fp32 results before the final
+// rounding and delta = |a - b|. Rounding each to bf16 moves it by <= half an ulp of its own
+// binade, and g's binade is at most one above e's, so
+//   |g - e| <= ulp(e) / 2 + delta + ulp(g) / 2 <= 1.5 ulp(e) + delta.
+// delta, for a token with n keys (statistical, like the total bound):
+// - sums in another order: n additions, each off by <= u |partial sum| (RMS u |S| / sqrt 3); the
+//   partial sums of p_j v_j have RMS <= sqrt(sum p_j^2) Vmax <= sqrt(p_max) Vmax;
+// - per-term roundings (exp, products, scales, the score's 576-term dot product, whose error
+//   sqrt(576 / 3) u A moves the weight by that much relative) add sqrt(p_max) Vmax c u;
+// - the two implementations err independently (sqrt 2) and z covers the tail over the elements:
+//   delta_acc = z sqrt(2) u sqrt(p_max) Vmax (sqrt(n / 3) + c).
+// - A P code can flip when P sits on a rounding midpoint and the two exps differ in the last bits;
+//   one flip moves one weight by one P step, <= 2^-m p_max Vmax (m = P's mantissa bits). Flips
+//   need P within a few u of a midpoint, so one per row at most (the count per row is ~n u / eps).
+//   None can happen when no midpoint lies in [exp(-2A), 1] (p_code_can_flip).
+// - Split partials stored in bf16 (Recipe::partial) can flip one bf16 step the same way. Partial i
+//   enters the output as w_i o_i = sum over its keys of p_j v_j: about sqrt(ceil(n / S)) p_max Vmax
+//   (random-sign terms, S = Recipe::num_splits), never more than Vmax; one step is 2^-7 of it.
+// Vmax = max|V| (1 + e_V) bounds the dequantized V the sums see.
+// The bound assumes the kernel runs the emulation's schedule: another split count re-rounds P
+// against another running max, a different recipe (with fp8 or mxfp4 P) by the P format's size.
+Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
+                   const OutputLayout& layout) {
+  const double A = data.score_bound;
+  const Precision p = p_precision(recipe);
+  const double u = kF32.unit_roundoff();
+  const double v_max = data.v_abs_max * (1 + v_relative_error(recipe, data));
+  const double z = tail_factor(layout.elements());
+  const double per_term =
+      kGpuExpUlps + kHostExpUlps + kTermRoundings + std::sqrt(problem::kQkDim / 3.0) * A;
+  const bool flips = p_code_can_flip(p, recipe.p, A);
+  const bool partial_flips = partials_rounded(recipe);
+
+  Bound b;
+  b.name = "kernel";
+  b.elem_ulps = 1.5;  // ulp(e) / 2 + ulp(g) / 2 with ulp(g) <= 2 ulp(e), derived above
+  const auto tokens = static_cast<std::size_t>(layout.tokens());
+  b.elem_rel_rms.assign(tokens, 0.0);
+  b.elem_abs.assign(tokens, 0.0);
+  double acc_longest = 0, flip_longest = 0, partial_longest = 0, p_max_longest = 1;
+  const int64_t n_max = layout.max_visible_kv();
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const int64_t n = layout.visible_kv(static_cast<int64_t>(t));
+    if (n == 0) continue;  // the output is exactly 0 in both
+    const double p_max = largest_weight(n, A);
+    const double acc = z * std::sqrt(2.0) * u * std::sqrt(p_max) * v_max *
+                       (std::sqrt(static_cast<double>(n) / 3) + per_term);
+    const double flip = flips ? p.relative_step() * p_max * v_max : 0.0;
+    const double per_split = std::ceil(static_cast<double>(n) / recipe.num_splits);
+    const double partial =
+        partial_flips ? kOut.relative_step() * std::min(1.0, std::sqrt(per_split) * p_max) * v_max
+                      : 0.0;
+    b.elem_abs[t] = acc + flip + partial;
+    if (n == n_max)
+      acc_longest = acc, flip_longest = flip, partial_longest = partial, p_max_longest = p_max;
+  }
+  b.terms = {
+      {"final roundings (bf16 ulps of the emulated value)", b.elem_ulps},
+      {fmt::format("largest weight p_max (n = {})", n_max), p_max_longest},
+      {"Vmax = max|V| (1 + e_V)", v_max},
+      {"fp32 order and exp: delta_acc (absolute, longest row)", acc_longest},
+      {flips ? fmt::format("one P code flip, 2^-{} p_max Vmax (absolute, longest row)", p.mant_bits)
+             : std::string("P code flip: impossible (no rounding midpoint in [exp(-2A), 1])"),
+       flip_longest},
+      {fmt::format("one {} split-partial flip (absolute, longest row)",
+                   problem::to_string(recipe.partial)),
+       partial_longest},
+      {"element tail factor z", z},
+  };
+  return b;
+}
+
+}  // namespace mlacheck::check

@@ -1,0 +1,76 @@
+#pragma once
+// The tolerance policy of the gate, in one place (DESIGN.md "Three errors, not one"):
+//   total error  = output - exact (fp32)      within the recipe's tolerance (total_bound)
+//   kernel error = output - emulated (bf16)   within a tight bound (kernel_bound)
+// Both are derived in tolerance.cpp from the recipe's formats (problem::Recipe's Q, KV and P
+// formats, the bf16 output), the data's scale (DataScale) and each token's key count; no
+// tolerance is typed in by hand. Each Bound carries its derivation term by term for the reports.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "check/data_scale.h"
+#include "check/layout.h"
+#include "problem/recipe.h"
+#include "quant/formats.h"
+
+namespace mlacheck::check {
+
+// Rounding facts of an element format with `mant_bits` stored mantissa bits and exponent `bias`.
+struct Precision {
+  int mant_bits = 0;
+  int bias = 0;
+  double unit_roundoff() const;  // 2^-(m+1): largest relative RNE error of a normal value
+  double relative_step() const;  // 2^-m: largest relative spacing (one code step) of normals
+  double min_normal() const;     // 2^(1-bias)
+  // Half the spacing below min_normal: the largest absolute rounding error there.
+  double subnormal_half_step() const;
+};
+Precision precision(quant::ElemFormat f);         // from quant's format table
+Precision p_precision(const problem::Recipe& r);  // the recipe's P format (fp8: its variant)
+
+// sqrt(2 ln(count / kFalseAlarmProbability)): a Gaussian error exceeds this many standard
+// deviations somewhere among `count` samples with probability <= kFalseAlarmProbability (union
+// bound on the tail exp(-z^2/2)).
+double tail_factor(int64_t count);
+inline constexpr double kFalseAlarmProbability = 1e-6;  // spurious gate failures per comparison
+
+// One term of a derivation, e.g. {"V: kv fp8 (harness scale), relative", 0.0664}.
+struct BoundTerm {
+  std::string name;
+  double value = 0;
+};
+
+// What a bound allows, in the affine form both bounds take. Element (t, h, d), reference value r,
+// reference row RMS rho (RMS of ref over the 512 dims of row (t, h)), channel scale c_d (1 when
+// channel_scale is empty):
+//   |got - ref| <= elem_rel_rms[t] * rho * c_d + elem_ulps * bf16_ulp(r) + elem_abs[t]
+// and, where has_row_bound, row (t, h), with the error whitened by the channel scale:
+//   RMS_d((got - ref) / c_d) <= row_rel_rms[t] * rho + row_abs[t]
+struct Bound {
+  std::string name;
+  double elem_ulps = 0;
+  std::vector<double> elem_rel_rms, elem_abs;  // per token
+  bool has_row_bound = false;
+  std::vector<double> row_rel_rms, row_abs;  // per token
+  std::vector<double> channel_scale;         // per output dim (512), or empty: all 1
+  std::vector<BoundTerm> terms;              // the derivation, for reports
+
+  double channel(int dim) const {
+    return channel_scale.empty() ? 1.0 : channel_scale[static_cast<std::size_t>(dim)];
+  }
+  double element_tolerance(int64_t token, int dim, double ref, double ref_row_rms) const;
+  double row_tolerance(int64_t token, double ref_row_rms) const;  // +Inf without a row bound
+};
+
+// Relative RMS quantization error of Q, K (all 576 dims) and V (first 512) under the recipe,
+// including the floors that subnormals and block scales add. Exposed for tests and reports.
+double q_relative_error(const problem::Recipe& recipe, const DataScale& data);
+double k_relative_error(const problem::Recipe& recipe, const DataScale& data);
+double v_relative_error(const problem::Recipe& recipe, const DataScale& data);
+
+Bound total_bound(const problem::Recipe& recipe, const DataScale& data, const OutputLayout& layout);
+Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
+                   const OutputLayout& layout);
+
+}  // namespace mlacheck::check

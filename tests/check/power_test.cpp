@@ -1,0 +1,101 @@
+// The power report: known-wrong outputs scored against the gate and the harness's check.
+#include "check/power.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "check/report_json.h"
+#include "check/report_text.h"
+#include "problem/recipe.h"
+#include "problem/shape.h"
+#include "quant/bf16.h"
+#include "tests/check/harness_like.h"
+
+namespace mlacheck::check {
+namespace {
+
+using testing::harness_like;
+using testing::to_bf16;
+
+// Wrong answers a caller would compute with the reference; here made from the test data directly.
+// "wrong-dims": V read from the cache's dims 64..575 instead of 0..511, averaged uniformly.
+WrongAnswer wrong_dims(const testing::HarnessLike& h) {
+  std::vector<float> out(h.exact.size());
+  const int64_t n = h.batch.kv_len(0);
+  for (int64_t b = 0; b < h.batch.num_requests(); ++b)
+    for (int head = 0; head < problem::kNumHeads; ++head)
+      for (int d = 0; d < problem::kVDim; ++d) {
+        double acc = 0;
+        for (int64_t t = 0; t < n; ++t)
+          acc += quant::bf16_to_f32(h.kv[static_cast<std::size_t>(
+              h.batch.kv_row(b, t) * problem::kQkDim + problem::kRopeDim + d)]);
+        out[static_cast<std::size_t>((b * problem::kNumHeads + head) * problem::kVDim + d)] =
+            static_cast<float>(acc / static_cast<double>(n));
+      }
+  return {"wrong-dims", "V from dims 64..575", out};
+}
+
+TEST(CheckPower, ZerosAndWrongDimsRejectedByTheGateNotByTheHarness) {
+  const auto h = harness_like(2, 512, 71);
+  const problem::Recipe r = *problem::find_recipe("a8w8");
+  const auto emu = to_bf16(h.exact);
+  const Gate gate(r, h.data, h.layout, h.exact, emu);
+  const std::vector<WrongAnswer> wrong{all_zeros(h.layout), wrong_dims(h)};
+  const PowerReport p = score_power(gate, wrong);
+  ASSERT_EQ(p.rows.size(), 3u);
+  EXPECT_EQ(p.rows[0].name, "emulated");  // the control
+  EXPECT_FALSE(p.rows[0].expected_reject);
+  EXPECT_FALSE(p.rows[0].gate_rejects);
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_TRUE(p.rows[i].gate_rejects) << p.rows[i].name;
+    EXPECT_TRUE(p.rows[i].total_rejects) << p.rows[i].name;
+    EXPECT_FALSE(p.rows[i].harness_rejects) << p.rows[i].name;
+  }
+  EXPECT_NEAR(p.rows[1].total_rel_fro, 1.0, 1e-12);
+  EXPECT_TRUE(p.gate_has_power()) << format_power(p);
+  EXPECT_NE(format_power(p).find("wrong-dims"), std::string::npos);
+}
+
+TEST(CheckPower, FlagsAnAnswerTheGateCannotReject) {
+  const auto h = harness_like(1, 256, 81);
+  const problem::Recipe r = *problem::find_recipe("a16w4");
+  const auto emu = to_bf16(h.exact);
+  const Gate gate(r, h.data, h.layout, h.exact, emu);
+  // "Wrong" by less than a bf16 ulp: indistinguishable from the emulated output.
+  const std::vector<WrongAnswer> wrong{{"invisible", "the emulated output itself", h.exact}};
+  const PowerReport p = score_power(gate, wrong);
+  ASSERT_EQ(p.rows.size(), 2u);
+  EXPECT_FALSE(p.rows[1].gate_rejects);
+  EXPECT_FALSE(p.gate_has_power());
+  ASSERT_EQ(p.warnings().size(), 1u);
+  EXPECT_NE(p.warnings()[0].find("cannot reject 'invisible'"), std::string::npos);
+}
+
+TEST(CheckPower, FlagsABoundThatRejectsTheRecipesOwnEmulation) {
+  const auto h = harness_like(1, 256, 91);
+  const problem::Recipe r = *problem::find_recipe("a16w16");
+  // An "emulation" 10 % off the exact output: far beyond a16w16's total budget (~1 %).
+  std::vector<float> off(h.exact);
+  for (float& x : off) x *= 1.1f;
+  const auto emu = to_bf16(off);
+  const Gate gate(r, h.data, h.layout, h.exact, emu);
+  const PowerReport p = score_power(gate, std::vector<WrongAnswer>{});
+  ASSERT_EQ(p.rows.size(), 1u);
+  EXPECT_TRUE(p.rows[0].gate_rejects);
+  ASSERT_EQ(p.warnings().size(), 1u);
+  EXPECT_NE(p.warnings()[0].find("too tight"), std::string::npos);
+  const auto j = to_json(p);
+  EXPECT_FALSE(j.at("gate_has_power").get<bool>());
+  EXPECT_EQ(j.at("rows").size(), 1u);
+}
+
+TEST(CheckPower, WrongSizeIsAnError) {
+  const auto h = harness_like(1, 64, 95);
+  const Gate gate(*problem::find_recipe("a8w8"), h.data, h.layout, h.exact, {});
+  const std::vector<WrongAnswer> wrong{{"short", "", std::vector<float>(10)}};
+  EXPECT_THROW(score_power(gate, wrong), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace mlacheck::check
