@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   add_compare_command(app, run);
   add_list_command(app, run);
   add_quant_command(app, run);
+  add_gen_command(app, run);
+  add_ref_command(app, run);
   add_selftest_command(app, run, argv[0]);
 
   try {

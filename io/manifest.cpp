@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#define XXH_INLINE_ALL  // header-only: no libxxhash needed where the binary runs
 #include <xxhash.h>
 
 #include "io/error.h"

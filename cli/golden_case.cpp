@@ -1,0 +1,261 @@
+#include "cli/golden_case.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/core.h>
+
+#include "cli/progress_printer.h"
+#include "cli/version.h"
+#include "io/golden.h"
+#include "problem/error.h"
+#include "problem/kv_cache.h"
+#include "problem/shape.h"
+#include "quant/bf16.h"
+#include "quant/bulk.h"
+#include "quant/names.h"
+#include "ref/generate.h"
+#include "ref/kv_caches.h"
+
+namespace mlacheck::cli {
+namespace {
+
+namespace gt = io::golden::tensor;
+namespace gm = io::golden::meta;
+using problem::kNumHeads;
+using problem::kQkDim;
+using problem::kVDim;
+
+// The golden file's caches are the harness's: e4m3fn and the default (RNE) MXFP4 rounding.
+constexpr quant::Fp8Format kGoldenFp8 = quant::Fp8Format::e4m3fn;
+constexpr quant::E2M1Rounding kGoldenMxfp4 = quant::E2M1Rounding::rne;
+
+template <class T>
+std::vector<T> read_vector(const io::SafetensorsReader& f, std::string_view name, io::DType dtype,
+                           const std::vector<int64_t>& shape) {
+  const io::Tensor t = io::read_checked(f, name, dtype, shape.size());
+  if (t.shape != shape)
+    throw io::Error(fmt::format("{}: tensor '{}' has shape {}, expected {}", f.path().string(), name,
+                                io::shape_to_string(t.shape), io::shape_to_string(shape)));
+  const auto v = t.view<T>();
+  return {v.begin(), v.end()};
+}
+
+std::vector<int32_t> read_indptr(const io::SafetensorsReader& f, std::string_view name) {
+  const io::Tensor t = io::read_checked(f, name, io::DType::I32, 1);
+  const auto v = t.view<int32_t>();
+  return {v.begin(), v.end()};
+}
+
+bool is_finite_bf16(uint16_t b) { return (b & 0x7F80u) != 0x7F80u; }
+
+// NaN/Inf in the data a decode reads makes every downstream number meaningless: refuse it with
+// the first position. Unread cache rows may hold NaN on purpose (poisoning for kernel tests).
+void check_finite(const GoldenCase& c, const std::string& file) {
+  for (std::size_t i = 0; i < c.q.size(); ++i)
+    if (!is_finite_bf16(c.q[i]))
+      throw io::Error(fmt::format("{}: tensor 'q' holds NaN/Inf at [{}, {}, {}] (bits 0x{:04X})", file,
+                                  i / (kNumHeads * kQkDim), i / kQkDim % kNumHeads, i % kQkDim, c.q[i]));
+  const problem::Batch& b = c.batch;
+  for (int64_t r = 0; r < b.num_requests(); ++r)
+    for (int64_t t = 0; t < b.kv_len(r); ++t) {
+      const int64_t row = b.kv_row(r, t);
+      for (int d = 0; d < kQkDim; ++d)
+        if (const uint16_t v = c.kv[row * kQkDim + d]; !is_finite_bf16(v))
+          throw io::Error(fmt::format("{}: tensor 'kv' holds NaN/Inf at [{}, 0, {}] (bits 0x{:04X}), "
+                                      "key {} of request {}", file, row, d, v, t, r));
+    }
+}
+
+template <class T>
+void add_view(io::SafetensorsWriter& w, std::string_view name, io::DType dtype, std::vector<int64_t> shape,
+              std::span<const T> values) {
+  w.add_view(std::string(name), dtype, std::move(shape), std::as_bytes(values));
+}
+
+}  // namespace
+
+GoldenCase generate_case(const ref::CaseSpec& spec) {
+  ProgressPrinter progress("generate " + (spec.name.empty() ? ref::default_name(spec) : spec.name));
+  ref::Inputs in = ref::generate(spec, &progress);
+  GoldenCase c{std::move(in.batch), std::move(in.q), std::move(in.kv), {}, {}, {}, {}, {}};
+  c.metadata[std::string(gm::case_spec)] = case_line(spec);
+  c.metadata[std::string(gm::seed)] = std::to_string(spec.seed);
+  c.metadata[std::string(gm::profile)] = std::string(ref::to_string(spec.profile));
+  c.metadata[std::string(gm::batch)] = std::to_string(spec.batch);
+  c.metadata[std::string(gm::kv_len)] = std::to_string(spec.kv_len);
+  c.metadata[std::string(gm::q_len)] = std::to_string(spec.q_len);
+  return c;
+}
+
+GoldenCase read_case(const io::SafetensorsReader& f) {
+  const std::string file = f.path().string();
+  std::vector<int32_t> qo = read_indptr(f, gt::qo_indptr), kvp = read_indptr(f, gt::kv_indptr);
+  std::vector<int32_t> indices;
+  if (f.contains(gt::kv_indices)) indices = read_indptr(f, gt::kv_indices);
+  int32_t page_size = 1;
+  if (auto it = f.metadata().find(std::string(gm::page_size)); it != f.metadata().end()) {
+    try {
+      page_size = std::stoi(it->second);
+    } catch (const std::exception&) {
+      throw io::Error(fmt::format("{}: __metadata__ page_size '{}' is not an integer", file, it->second));
+    }
+  }
+  const io::TensorInfo& kv_info = f.info(gt::kv);
+  if (kv_info.dtype != io::DType::BF16 || kv_info.shape.size() != 3 || kv_info.shape[1] != 1 ||
+      kv_info.shape[2] != kQkDim)
+    throw io::Error(fmt::format("{}: tensor 'kv' is {} {}, expected BF16 [N, 1, {}]", file,
+                                io::dtype_name(kv_info.dtype), io::shape_to_string(kv_info.shape), kQkDim));
+  const int64_t rows = kv_info.shape[0];
+  problem::Batch batch = [&] {
+    try {
+      return problem::Batch(std::move(qo), std::move(kvp), std::move(indices), page_size, rows);
+    } catch (const problem::ProblemError& e) {
+      throw problem::ProblemError(fmt::format("{}: {}", file, e.what()));
+    }
+  }();
+  const int64_t total_q = batch.total_q();
+  GoldenCase c{std::move(batch), read_vector<uint16_t>(f, gt::q, io::DType::BF16, {total_q, kNumHeads, kQkDim}),
+               read_vector<uint16_t>(f, gt::kv, io::DType::BF16, {rows, 1, kQkDim}), f.metadata(), {}, {}, {}, {}};
+  c.metadata.erase(std::string(gm::schema));
+  c.metadata.erase(std::string(gm::generator));
+  c.metadata.erase(std::string(gm::recipes));
+  check_finite(c, file);
+
+  // Caches the file already has are used as they are (a kernel engineer's own quantization).
+  if (f.contains(gt::kv_fp8)) {
+    Fp8CacheData d;
+    d.codes = read_vector<uint8_t>(f, gt::kv_fp8, io::DType::F8_E4M3, {rows, 1, kQkDim});
+    d.scale = read_vector<float>(f, gt::kv_fp8_scale, io::DType::F32, {1})[0];
+    if (!std::isfinite(d.scale) || d.scale <= 0)
+      throw io::Error(fmt::format("{}: tensor 'kv_fp8_scale' is {}, must be finite and > 0", file, d.scale));
+    c.fp8 = std::move(d);
+  }
+  if (f.contains(gt::kv_mxfp4)) {
+    Mxfp4CacheData d;
+    d.packed = read_vector<uint8_t>(f, gt::kv_mxfp4, io::DType::U8, {rows, 1, problem::kMxfp4RowBytes});
+    d.scales = read_vector<uint8_t>(f, gt::kv_mxfp4_scale, io::DType::F8_E8M0, {rows, 1, problem::kMxfp4RowScales});
+    c.mxfp4 = std::move(d);
+  }
+  return c;
+}
+
+void complete(GoldenCase& c, std::span<const problem::Recipe> recipes) {
+  const int64_t rows = c.batch.cache_rows();
+  if (!c.fp8) {
+    Fp8CacheData d;
+    d.codes.resize(c.kv.size());
+    d.scale = quant::fp8_harness_quantize(c.kv, kGoldenFp8, d.codes);
+    c.fp8 = std::move(d);
+  }
+  if (!c.mxfp4) {
+    Mxfp4CacheData d;
+    d.packed.resize(static_cast<std::size_t>(rows) * problem::kMxfp4RowBytes);
+    d.scales.resize(static_cast<std::size_t>(rows) * problem::kMxfp4RowScales);
+    ref::quantize_mxfp4_rows(c.kv, kGoldenMxfp4, d.packed, d.scales);
+    c.mxfp4 = std::move(d);
+  }
+  if (!c.exact) {
+    ProgressPrinter progress("exact decode");
+    c.exact = ref::decode_exact(c.batch, c.q, c.kv, &progress);
+  }
+  ref::KvCaches other_variants(c.kv, rows);  // only for a recipe whose variant differs
+  for (const problem::Recipe& r : recipes) {
+    problem::KvCache cache;
+    cache.format = r.kv;
+    cache.rows = rows;
+    if (r.kv == problem::KvFormat::bf16) {
+      cache.bf16 = c.kv;
+    } else if (r.kv == problem::KvFormat::fp8 && r.fp8 == kGoldenFp8) {
+      cache.fp8 = c.fp8->codes;
+      cache.fp8_scale = c.fp8->scale;
+      cache.fp8_format = kGoldenFp8;
+    } else if (r.kv == problem::KvFormat::mxfp4 && r.mxfp4_rounding == kGoldenMxfp4) {
+      cache.mxfp4 = c.mxfp4->packed;
+      cache.mxfp4_scale = c.mxfp4->scales;
+    } else {
+      cache = other_variants.for_recipe(r);
+    }
+    ProgressPrinter progress(fmt::format("emulated {}", r.name));
+    std::erase_if(c.emulated, [&](const auto& e) { return e.first == r.name; });
+    c.emulated.emplace_back(std::string(r.name),
+                            ref::decode_emulated(c.batch, c.q, cache, r, r.num_splits, &progress));
+  }
+}
+
+void write_case(const GoldenCase& c, const std::filesystem::path& out) {
+  using io::DType;
+  const problem::Batch& b = c.batch;
+  const int64_t t = b.total_q(), n = b.cache_rows();
+  io::SafetensorsWriter w;
+  for (const auto& [k, v] : c.metadata) w.set_metadata(k, v);
+  w.set_metadata(std::string(gm::schema), std::string(io::golden::kSchema));
+  w.set_metadata(std::string(gm::generator), std::string(version_string()));
+  w.set_metadata(std::string(gm::page_size), std::to_string(b.page_size()));
+
+  add_view<uint16_t>(w, gt::q, DType::BF16, {t, kNumHeads, kQkDim}, c.q);
+  add_view<uint16_t>(w, gt::kv, DType::BF16, {n, 1, kQkDim}, c.kv);
+  add_view<int32_t>(w, gt::qo_indptr, DType::I32, {b.num_requests() + 1}, b.qo_indptr());
+  add_view<int32_t>(w, gt::kv_indptr, DType::I32, {b.num_requests() + 1}, b.kv_indptr());
+  if (b.paged())
+    add_view<int32_t>(w, gt::kv_indices, DType::I32, {static_cast<int64_t>(b.kv_indices().size())},
+                      b.kv_indices());
+  if (c.fp8) {
+    add_view<uint8_t>(w, gt::kv_fp8, DType::F8_E4M3, {n, 1, kQkDim}, c.fp8->codes);
+    add_view<float>(w, gt::kv_fp8_scale, DType::F32, {1}, std::span(&c.fp8->scale, 1));
+    w.set_metadata(std::string(gm::fp8_format), quant::to_string(kGoldenFp8));
+  }
+  if (c.mxfp4) {
+    add_view<uint8_t>(w, gt::kv_mxfp4, DType::U8, {n, 1, problem::kMxfp4RowBytes}, c.mxfp4->packed);
+    add_view<uint8_t>(w, gt::kv_mxfp4_scale, DType::F8_E8M0, {n, 1, problem::kMxfp4RowScales}, c.mxfp4->scales);
+    w.set_metadata(std::string(gm::mxfp4_rounding), quant::to_string(kGoldenMxfp4));
+  }
+  if (c.exact) {
+    add_view<float>(w, gt::out_exact, DType::F32, {t, kNumHeads, kVDim}, c.exact->out);
+    add_view<float>(w, gt::lse_exact, DType::F32, {t, kNumHeads}, c.exact->lse);
+  }
+  std::string names;
+  for (const auto& [name, r] : c.emulated) {
+    add_view<uint16_t>(w, io::golden::out_name(name), DType::BF16, {t, kNumHeads, kVDim}, r.out);
+    add_view<float>(w, io::golden::lse_name(name), DType::F32, {t, kNumHeads}, r.lse);
+    names += (names.empty() ? "" : ",") + name;
+  }
+  w.set_metadata(std::string(gm::recipes), names);
+  w.write(out);
+}
+
+std::string case_line(const ref::CaseSpec& s) {
+  std::string line = fmt::format("name={} batch={} kv_len={} seed={}", s.name.empty() ? ref::default_name(s) : s.name,
+                                 s.batch, s.kv_len, s.seed);
+  if (s.q_len != 1) line += fmt::format(" q_len={}", s.q_len);
+  if (s.profile != ref::Profile::harness) line += fmt::format(" profile={}", ref::to_string(s.profile));
+  if (s.ragged) line += " layout=ragged";
+  if (s.page_size != 1) line += fmt::format(" page_size={}", s.page_size);
+  if (s.shuffle_pages) line += " shuffle_pages=1";
+  if (s.poison_unused) line += " poison_unused=1";
+  return line;
+}
+
+std::vector<problem::Recipe> parse_recipes(const std::string& list) {
+  std::vector<problem::Recipe> out;
+  if (list.empty() || list == "all") {
+    for (const problem::Recipe& r : problem::recipes()) out.push_back(r);
+    return out;
+  }
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    const std::string name = list.substr(start, end - start);
+    const auto r = problem::find_recipe(name);
+    if (!r) {
+      std::string known;
+      for (const problem::Recipe& k : problem::recipes()) known += (known.empty() ? "" : ", ") + std::string(k.name);
+      throw std::invalid_argument(fmt::format("unknown recipe '{}' (known: {})", name, known));
+    }
+    out.push_back(*r);
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace mlacheck::cli

@@ -1,0 +1,67 @@
+#pragma once
+// One golden case in memory: the inputs (generated or read from a file), the quantized caches,
+// the exact output and the emulated output of each recipe, and how it is written (io/golden.h).
+// Shared by `gen`, `ref` and the manifest check, so all three produce the same bytes.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/safetensors.h"
+#include "problem/batch.h"
+#include "problem/recipe.h"
+#include "ref/case_spec.h"
+#include "ref/decode_emulated.h"
+#include "ref/decode_exact.h"
+
+namespace mlacheck::cli {
+
+struct Fp8CacheData {
+  std::vector<uint8_t> codes;  // [N, 576] e4m3fn
+  float scale = 0.0f;
+};
+struct Mxfp4CacheData {
+  std::vector<uint8_t> packed;  // [N, 288]
+  std::vector<uint8_t> scales;  // [N, 18]
+};
+
+struct GoldenCase {
+  problem::Batch batch;
+  std::vector<uint16_t> q;   // [T, 16, 576] bf16 bits
+  std::vector<uint16_t> kv;  // [N, 576] bf16 bits
+  std::map<std::string, std::string> metadata;  // case description, carried into the output
+
+  // Filled by complete(); caches an input file already had are kept as they were.
+  std::optional<Fp8CacheData> fp8;
+  std::optional<Mxfp4CacheData> mxfp4;
+  std::optional<ref::ExactResult> exact;
+  std::vector<std::pair<std::string, ref::EmulatedResult>> emulated;  // by recipe name
+};
+
+// The inputs of a generated case (ref::generate) with its description in the metadata.
+GoldenCase generate_case(const ref::CaseSpec& spec);
+
+// The inputs of a file: q, kv, qo_indptr, kv_indptr (+ kv_indices, page_size metadata) and any
+// of kv_fp8(+scale), kv_mxfp4(+scale), out_exact(+lse) already there. Throws io::Error or
+// problem::ProblemError naming the file and tensor for a wrong dtype or shape, an invalid batch
+// layout, or NaN/Inf in q or in a cache row some request reads (poisoned unused rows are fine).
+GoldenCase read_case(const io::SafetensorsReader& file);
+
+// Fills in what is missing: both quantized caches, the exact output, and the emulated output of
+// each recipe (each recipe's default split count). Progress on stderr for long work.
+void complete(GoldenCase& c, std::span<const problem::Recipe> recipes);
+
+// Writes every tensor of the case (io/golden.h schema) without copying the large ones.
+void write_case(const GoldenCase& c, const std::filesystem::path& out);
+
+// The case-list line (ref/case_list.h format) that regenerates `spec`.
+std::string case_line(const ref::CaseSpec& spec);
+
+// Recipes from a comma-separated list ("all" or empty = every recipe); unknown names throw.
+std::vector<problem::Recipe> parse_recipes(const std::string& list);
+
+}  // namespace mlacheck::cli
