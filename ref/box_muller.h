@@ -16,14 +16,18 @@ inline namespace MLACHECK_REF_ISA {
 // philox4x32_R(10, ...); tests/ref/random_test.cpp checks it against Random123 bit for bit.
 template <class W>
 [[gnu::always_inline]] inline void philox4x32_10(W& c0, W& c1, W& c2, W& c3, W k0, W k1) {
-  constexpr uint64_t kMask = 0xFFFFFFFFull;
+  // uint64_t constants (not unsigned long long), so that GCC and clang both take them next to a
+  // vector of uint64_t.
+  constexpr uint64_t kMask = 0xFFFFFFFF;
+  constexpr uint64_t kW0 = 0x9E3779B9, kW1 = 0xBB67AE85;  // Weyl key increments
+  constexpr uint64_t kM0 = 0xD2511F53, kM1 = 0xCD9E8D57;  // round multipliers
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {  // bumpkey
-      k0 = (k0 + 0x9E3779B9ull) & kMask;
-      k1 = (k1 + 0xBB67AE85ull) & kMask;
+      k0 = (k0 + kW0) & kMask;
+      k1 = (k1 + kW1) & kMask;
     }
-    const W p0 = c0 * 0xD2511F53ull;  // 32 x 32 -> 64 bits: exact in a 64-bit lane
-    const W p1 = c2 * 0xCD9E8D57ull;
+    const W p0 = c0 * kM0;  // 32 x 32 -> 64 bits: exact in a 64-bit lane
+    const W p1 = c2 * kM1;
     const W n0 = (p1 >> 32) ^ c1 ^ k0;
     const W n2 = (p0 >> 32) ^ c3 ^ k1;
     c1 = p1 & kMask;

@@ -36,6 +36,11 @@ inline constexpr double kLog2e = 1.44269504088896338700e+00;
 inline constexpr double kTwoPi = 6.28318530717958623200e+00;
 inline constexpr double kSqrt2 = 1.41421356237309514547e+00;
 inline constexpr double kTwo52 = 4503599627370496.0;  // 2^52
+// Bit patterns as uint64_t (not unsigned long long): GCC and clang then accept them next to a
+// vector of uint64_t.
+inline constexpr uint64_t kTwo52Bits = 0x4330000000000000;  // bits of 2^52
+inline constexpr uint64_t kFracMask = 0x000FFFFFFFFFFFFF;
+inline constexpr uint64_t kOneBits = 0x3FF0000000000000;    // bits of 1.0
 
 // floor(x) for 0 <= x < 2^51: x + 2^52 - 2^52 rounds to an integer, minus 1 if it rounded up.
 template <class V>
@@ -48,7 +53,7 @@ template <class V>
 // fraction, so subtracting 2^52 leaves n exactly.
 template <class V, class U>
 [[gnu::always_inline]] inline V u64_to_double(U n) {
-  return bit_cast<V>(n + 0x4330000000000000ull) - kTwo52;
+  return bit_cast<V>(n + kTwo52Bits) - kTwo52;
 }
 
 // 2^k as a double for -1022 <= k <= 1023 (scalar only).
@@ -106,7 +111,7 @@ template <class V, class U>
 [[gnu::always_inline]] inline V log_normal(V x) {
   const U bits = bit_cast<U>(x);
   V e = u64_to_double<V>(bits >> 52) - 1023.0;
-  V m = bit_cast<V>((bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull);  // [1, 2)
+  V m = bit_cast<V>((bits & kFracMask) | kOneBits);  // [1, 2)
   const auto big = m > kSqrt2;
   m = big ? m * 0.5 : m;  // exact
   e = big ? e + 1.0 : e;
@@ -202,7 +207,7 @@ inline double log2(double x) {
   }
   const uint64_t bits = detail::bit_cast<uint64_t>(x);
   double e = static_cast<double>(static_cast<int>(bits >> 52) - 1023) + extra;
-  double m = detail::bit_cast<double>((bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull);
+  double m = detail::bit_cast<double>((bits & detail::kFracMask) | detail::kOneBits);
   if (m > detail::kSqrt2) {
     m *= 0.5;
     e += 1.0;
