@@ -134,7 +134,9 @@ int run_gen(const GenOptions& o) {
   for (const ref::CaseSpec& spec : cases) {
     if (!affordable(spec, o.max_keys)) continue;
     GoldenCase c = generate_case(spec);
-    if (!o.inputs_only || o.write_manifest) complete(c, recipes);
+    // The manifest pins inputs, caches and the exact output: recipes only when a file is written.
+    if (!o.out.empty() && !o.inputs_only) complete(c, recipes);
+    else if (o.write_manifest) complete(c, {});
     if (o.write_manifest) manifest.cases.push_back({spec.name, case_line(spec), manifest_hashes(c)});
     if (!o.out.empty()) {
       if (o.inputs_only) {

@@ -20,6 +20,7 @@ void add_list_command(CLI::App& app, Runner& run);
 void add_quant_command(CLI::App& app, Runner& run);
 void add_gen_command(CLI::App& app, Runner& run);
 void add_ref_command(CLI::App& app, Runner& run);
+void add_power_command(CLI::App& app, Runner& run);
 void add_selftest_command(CLI::App& app, Runner& run, const char* argv0);
 
 }  // namespace mlacheck::cli

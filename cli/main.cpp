@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add_quant_command(app, run);
   add_gen_command(app, run);
   add_ref_command(app, run);
+  add_power_command(app, run);
   add_selftest_command(app, run, argv[0]);
 
   try {

@@ -1,0 +1,138 @@
+#include "cli/wrong_answers.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+
+#include <fmt/core.h>
+
+#include "problem/kv_cache.h"
+#include "problem/shape.h"
+#include "ref/decode_emulated.h"
+#include "ref/decode_exact.h"
+#include "quant/bf16.h"
+
+namespace mlacheck::cli {
+namespace {
+
+using problem::Batch;
+using problem::kQkDim;
+
+// A page-size-1 page table over the same cache without the keys `drop(b, L)` names for request
+// b: [first, last) key positions. Queries keep their positions, so for q_len > 1 the causal rule
+// applies to the shortened lists (a kernel that skips keys sees the same thing).
+template <class Drop>
+std::optional<Batch> without_keys(const Batch& b, Drop drop) {
+  std::vector<int32_t> kv_indptr{0}, indices;
+  for (int64_t r = 0; r < b.num_requests(); ++r) {
+    const auto [first, last] = drop(r, b.kv_len(r));
+    for (int64_t t = 0; t < b.kv_len(r); ++t)
+      if (t < first || t >= last) indices.push_back(static_cast<int32_t>(b.kv_row(r, t)));
+    kv_indptr.push_back(static_cast<int32_t>(indices.size()));
+  }
+  if (kv_indptr.back() == b.total_kv()) return std::nullopt;  // nothing dropped
+  return Batch({b.qo_indptr().begin(), b.qo_indptr().end()}, std::move(kv_indptr), std::move(indices),
+               1, b.cache_rows());
+}
+
+std::vector<float> widen(const std::vector<uint16_t>& bf16) {
+  std::vector<float> out(bf16.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(bf16[i]);
+  return out;
+}
+
+// Rotates every 576-dim row left by `by` dims.
+std::vector<uint16_t> rotate_rows(const std::vector<uint16_t>& x, int by) {
+  std::vector<uint16_t> out(x.size());
+  for (std::size_t row = 0; row < x.size() / kQkDim; ++row)
+    for (int d = 0; d < kQkDim; ++d) out[row * kQkDim + d] = x[row * kQkDim + (d + by) % kQkDim];
+  return out;
+}
+
+problem::KvCache golden_cache(const GoldenCase& c, const problem::Recipe& r) {
+  problem::KvCache k;
+  k.format = r.kv;
+  k.rows = c.batch.cache_rows();
+  k.bf16 = c.kv;
+  k.fp8 = c.fp8->codes;
+  k.fp8_scale = c.fp8->scale;
+  k.fp8_format = r.fp8;
+  k.mxfp4 = c.mxfp4->packed;
+  k.mxfp4_scale = c.mxfp4->scales;
+  return k;
+}
+
+}  // namespace
+
+const check::WrongAnswer* WrongAnswers::shared(const std::string& key, auto make) {
+  auto it = shared_.find(key);
+  if (it == shared_.end()) {
+    std::optional<check::WrongAnswer> w = make();
+    if (!w) return nullptr;
+    it = shared_.emplace(key, std::move(*w)).first;
+  }
+  return &it->second;
+}
+
+std::vector<check::WrongAnswer> WrongAnswers::for_recipe(const problem::Recipe& recipe) {
+  const GoldenCase& c = case_;
+  const Batch& b = c.batch;
+  using Maybe = std::optional<check::WrongAnswer>;
+  std::vector<check::WrongAnswer> wrong;
+  auto add = [&](const check::WrongAnswer* w) {
+    if (w) wrong.push_back(*w);
+  };
+
+  add(shared("zeros", [&] { return Maybe(check::all_zeros(check::OutputLayout::from_batch(b))); }));
+  add(shared("drop-token", [&]() -> Maybe {
+    const auto fewer = without_keys(b, [](int64_t, int64_t len) {
+      return std::pair<int64_t, int64_t>{len / 2, len / 2 + 1};
+    });
+    if (!fewer) return std::nullopt;
+    return check::WrongAnswer{"drop-token", "the middle key of every request left out",
+                              ref::decode_exact(*fewer, c.q, c.kv).out};
+  }));
+  add(shared("skip-rope", [&] {
+    std::vector<uint16_t> q_no_rope = c.q;
+    for (std::size_t i = 0; i < q_no_rope.size(); ++i)
+      if (static_cast<int>(i % kQkDim) >= problem::kVDim) q_no_rope[i] = 0;
+    return Maybe(check::WrongAnswer{"skip-rope", "scores from the 512 latent dims only",
+                                    ref::decode_exact(b, q_no_rope, c.kv).out});
+  }));
+
+  if (recipe.kv != problem::KvFormat::bf16) {
+    problem::KvCache cache = golden_cache(c, recipe);
+    std::vector<uint8_t> unit_scales;
+    std::string what;
+    if (recipe.kv == problem::KvFormat::fp8) {
+      cache.fp8_scale = 1.0f;
+      what = fmt::format("fp8 KV scale {} taken as 1", c.fp8->scale);
+    } else {
+      unit_scales.assign(c.mxfp4->scales.size(), 127);  // E8M0 127 = 2^0
+      cache.mxfp4_scale = unit_scales;
+      what = "every MXFP4 block scale taken as 1";
+    }
+    wrong.push_back({"forget-kv-scale", what,
+                     widen(ref::decode_emulated(b, c.q, cache, recipe, recipe.num_splits).out)});
+  }
+
+  constexpr int kShift = problem::kRopeDim;  // V = dims 64..575, the rope dims included
+  add(shared("v-wrong-dims", [&] {
+    return Maybe(check::WrongAnswer{"v-wrong-dims", "V read from dims 64..575 of the row",
+                                    ref::decode_exact(b, rotate_rows(c.q, kShift), rotate_rows(c.kv, kShift)).out});
+  }));
+
+  const int splits = std::max(recipe.num_splits, 2);
+  add(shared(fmt::format("drop-split/{}", splits), [&]() -> Maybe {
+    const auto fewer = without_keys(b, [splits](int64_t, int64_t len) {
+      const int64_t per = (len + splits - 1) / splits;
+      return std::pair<int64_t, int64_t>{std::min<int64_t>(per * (splits - 1), len), len};
+    });
+    if (!fewer) return std::nullopt;
+    return check::WrongAnswer{"drop-split", fmt::format("the last of {} KV splits left out of the merge", splits),
+                              ref::decode_exact(*fewer, c.q, c.kv).out};
+  }));
+  return wrong;
+}
+
+}  // namespace mlacheck::cli

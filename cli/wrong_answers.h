@@ -1,0 +1,40 @@
+#pragma once
+// Known-wrong outputs for the gate's power report (check/power.h): each is what a kernel with one
+// classic bug would return, computed with the reference (check/ runs nothing itself).
+//   zeros            all-zero output
+//   drop-token       the middle key of every request left out
+//   skip-rope        Q·K over the 512 latent dims only (rope dims 512..575 ignored)
+//   forget-kv-scale  the recipe with the fp8 KV scale taken as 1 (mxfp4: every block scale 1)
+//   v-wrong-dims     V read from dims 64..575 of the row instead of 0..511
+//   drop-split       the last of the recipe's KV splits left out of the merge
+// Each is computed in fp64 by the exact decode on transformed inputs that make the bug exact: a
+// page table without the dropped keys; Q with zero rope dims; Q and K rotated together by 64 dims
+// (scores unchanged, V shifted); forget-kv-scale runs the emulated recipe with the scales reset.
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "check/power.h"
+#include "cli/golden_case.h"
+#include "problem/recipe.h"
+
+namespace mlacheck::cli {
+
+// Builds the wrong answers of one case for any recipe; answers that do not depend on the recipe
+// are computed once. A bug that changes nothing in this case (drop-split when no request is long
+// enough to have a last split) is left out rather than scored as if it were wrong.
+class WrongAnswers {
+ public:
+  // The case must be complete (caches and exact output, cli/golden_case.h complete()) and outlive
+  // this object.
+  explicit WrongAnswers(const GoldenCase& c) : case_(c) {}
+  std::vector<check::WrongAnswer> for_recipe(const problem::Recipe& recipe);
+
+ private:
+  const GoldenCase& case_;
+  std::map<std::string, check::WrongAnswer> shared_;  // by name (drop-split: by split count)
+  const check::WrongAnswer* shared(const std::string& key, auto make);
+};
+
+}  // namespace mlacheck::cli
