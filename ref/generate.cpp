@@ -111,7 +111,9 @@ const Fp8Grid& fp8_grid() {
   return grid;
 }
 
-// The seeded choice `sel` among the entries of the increasing table t that are <= limit.
+// The seeded choice `sel` among the entries of the increasing table t that are <= limit, from
+// index `first` on. t[first] <= limit always holds here: block maxima are >= 2^-11, the tables'
+// first entries 2^-21 (midpoint) and 2^-20 (smallest subnormal code).
 template <std::size_t N>
 double pick_at_most(const std::array<double, N>& t, double limit, uint32_t sel, std::size_t first) {
   std::size_t n = first;
