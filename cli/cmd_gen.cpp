@@ -35,7 +35,7 @@ namespace gt = io::golden::tensor;
 
 // The tensors the manifest pins: inputs, quantized caches and the exact outputs.
 std::map<std::string, std::string> manifest_hashes(const GoldenCase& c) {
-  auto h = [](auto span) { return io::hash_bytes(std::as_bytes(std::span(span))); };
+  auto h = [](const auto& values) { return io::hash_bytes(std::as_bytes(std::span(values))); };
   std::map<std::string, std::string> m;
   m[std::string(gt::q)] = h(c.q);
   m[std::string(gt::kv)] = h(c.kv);
