@@ -1,6 +1,7 @@
 #include "check/data_scale.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -11,6 +12,16 @@
 namespace mlacheck::check {
 namespace {
 constexpr auto kDim = static_cast<std::size_t>(problem::kQkDim);
+constexpr auto kBlock = static_cast<std::size_t>(problem::kMxfp4Block);
+constexpr auto kBlocks = static_cast<std::size_t>(problem::kMxfp4RowScales);
+
+// max |x| of each 32-element block of one 576-dim row (NaN/Inf left out, like the moments).
+std::array<double, kBlocks> block_maxima(std::span<const double> row) {
+  std::array<double, kBlocks> m{};
+  for (std::size_t d = 0; d < kDim; ++d)
+    if (std::isfinite(row[d])) m[d / kBlock] = std::max(m[d / kBlock], std::fabs(row[d]));
+  return m;
+}
 }  // namespace
 
 void DataScaleAccumulator::Moments::add(double x) {
@@ -24,7 +35,10 @@ double DataScaleAccumulator::Moments::mean_sq() const {
 }
 
 DataScaleAccumulator::DataScaleAccumulator(const problem::Batch& batch)
-    : batch_(batch), read_(static_cast<std::size_t>(batch.cache_rows()), false), k_channels_(kDim) {
+    : batch_(batch),
+      read_(static_cast<std::size_t>(batch.cache_rows()), false),
+      k_channels_(kDim),
+      k_blocks_(kBlocks) {
   for (int64_t b = 0; b < batch.num_requests(); ++b)
     for (int64_t t = 0; t < batch.kv_len(b); ++t)
       read_[static_cast<std::size_t>(batch.kv_row(b, t))] = true;
@@ -37,20 +51,23 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
                                 std::to_string(rows.size()) + " values) do not fit a cache of " +
                                 std::to_string(batch_.cache_rows()) + " rows of " +
                                 std::to_string(problem::kQkDim));
+  std::array<double, kDim> x{};
   for (int64_t r = 0; r < count; ++r) {
     if (!read_[static_cast<std::size_t>(first + r)]) continue;
     double norm_sq = 0;
     for (std::size_t d = 0; d < kDim; ++d) {
-      const double x = quant::bf16_to_f32(rows[static_cast<std::size_t>(r) * kDim + d]);
-      if (!std::isfinite(x)) {
+      x[d] = quant::bf16_to_f32(rows[static_cast<std::size_t>(r) * kDim + d]);
+      if (!std::isfinite(x[d])) {
         ++nonfinite_;
         continue;
       }
-      norm_sq += x * x;
-      kv_.add(x);
-      k_channels_[d].add(x);
-      if (d < static_cast<std::size_t>(problem::kVDim)) v_.add(x);
+      norm_sq += x[d] * x[d];
+      kv_.add(x[d]);
+      k_channels_[d].add(x[d]);
+      if (d < static_cast<std::size_t>(problem::kVDim)) v_.add(x[d]);
     }
+    const auto maxima = block_maxima(x);
+    for (std::size_t b = 0; b < kBlocks; ++b) k_blocks_[b].add(maxima[b]);
     k_norm_max_ = std::max(k_norm_max_, std::sqrt(norm_sq));
   }
 }
@@ -63,21 +80,30 @@ DataScale DataScaleAccumulator::finish(std::span<const uint16_t> q) {
   DataScale s;
   Moments q_all;
   double q_norm_max = 0;
-  double q_weighted_max = 0;  // max over queries of sum_d q_d^2 E[k_d^2]
+  // Maxima over queries of sum_d q_d^2 E[k_d^2], of sum_d q_d^2 E[amax_b(d)(k)^2] and of
+  // sum_d amax_b(d)(q)^2 E[k_d^2].
+  double weighted_max = 0, k_block_max = 0, q_block_max = 0;
+  std::array<double, kDim> x{};
   for (std::size_t r = 0; r < q_rows; ++r) {
-    double norm_sq = 0, weighted = 0;
+    for (std::size_t d = 0; d < kDim; ++d) x[d] = quant::bf16_to_f32(q[r * kDim + d]);
+    const auto maxima = block_maxima(x);
+    double norm_sq = 0, weighted = 0, k_block = 0, q_block = 0;
     for (std::size_t d = 0; d < kDim; ++d) {
-      const double x = quant::bf16_to_f32(q[r * kDim + d]);
-      if (!std::isfinite(x)) {
+      if (!std::isfinite(x[d])) {
         ++s.nonfinite;
         continue;
       }
-      q_all.add(x);
-      norm_sq += x * x;
-      weighted += x * x * k_channels_[d].mean_sq();
+      q_all.add(x[d]);
+      const double x2 = x[d] * x[d], k2 = k_channels_[d].mean_sq();
+      norm_sq += x2;
+      weighted += x2 * k2;
+      k_block += x2 * k_blocks_[d / kBlock].mean_sq();
+      q_block += maxima[d / kBlock] * maxima[d / kBlock] * k2;
     }
     q_norm_max = std::max(q_norm_max, std::sqrt(norm_sq));
-    q_weighted_max = std::max(q_weighted_max, weighted);
+    weighted_max = std::max(weighted_max, weighted);
+    k_block_max = std::max(k_block_max, k_block);
+    q_block_max = std::max(q_block_max, q_block);
   }
   s.q_rms = std::sqrt(q_all.mean_sq());
   s.q_abs_max = q_all.abs_max;
@@ -88,7 +114,10 @@ DataScale DataScaleAccumulator::finish(std::span<const uint16_t> q) {
   for (int d = 0; d < problem::kVDim; ++d)
     s.v_channel_ms.push_back(k_channels_[static_cast<std::size_t>(d)].mean_sq());
   s.score_bound = problem::kSmScale * q_norm_max * k_norm_max_;
-  s.score_error_scale = problem::kSmScale * std::sqrt(q_weighted_max);
+  s.score_error_scale = problem::kSmScale * std::sqrt(weighted_max);
+  s.score_k_block_scale = problem::kSmScale * std::sqrt(k_block_max);
+  s.score_q_block_scale = problem::kSmScale * std::sqrt(q_block_max);
+  for (const Moments& b : k_blocks_) s.kv_block_amax_ms.push_back(b.mean_sq());
   s.nonfinite += nonfinite_;
   return s;
 }

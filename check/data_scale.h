@@ -27,6 +27,14 @@ struct DataScale {
   // error of its products (tolerance.cpp). Per channel, so outlier channels shared by q and k
   // count.
   double score_error_scale = 0;
+  // Block-scaled formats (MXFP4: one scale per 32 elements) quantize every element of a block on
+  // a grid set by the block's largest element, so a block holding an outlier channel gives its
+  // other channels errors of the outlier's size. Hence, per block b of 32 dims:
+  std::vector<double> kv_block_amax_ms;  // mean over the rows read of (max |k| in block b)^2 (18)
+  // and the score scale S with one side replaced by its blocks' maxima:
+  //   score_k_block_scale = sm_scale * max_q sqrt(sum_d q_d^2 E_key[amax_b(d)(k)^2])
+  //   score_q_block_scale = sm_scale * max_q sqrt(sum_d amax_b(d)(q)^2 E_key[k_d^2])
+  double score_k_block_scale = 0, score_q_block_scale = 0;
   int64_t nonfinite = 0;  // NaN/Inf input elements, left out of the statistics above
 };
 
@@ -52,6 +60,7 @@ class DataScaleAccumulator {
   std::vector<bool> read_;  // rows some request reads
   Moments kv_, v_;
   std::vector<Moments> k_channels_;  // 576; the first 512 are V's
+  std::vector<Moments> k_blocks_;    // 18: the block maxima of each row
   double k_norm_max_ = 0;
   int64_t nonfinite_ = 0;
 };

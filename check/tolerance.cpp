@@ -82,12 +82,36 @@ double fp8_harness_relative(const Fp8& f, double scale_abs_max, double abs_max, 
 // MXFP4 (NUMERICS §5): x is coded as E2M1(x / 2^e) 2^e per block of 32. For |x| >= 2^e (E2M1
 // normals 1..6) the error is <= eps(e2m1) |x|, clipping 6..7 included (<= 2^e < |x| / 6); below
 // 2^e the grid step is 2^(e-1), so the error is <= 2^(e-2) = eps(e2m1) 2^e. So
-// err^2 <= eps^2 (x^2 + 2^(2e)), with 2^e <= amax / 3.5 and amax^2 <= 32 RMS_block^2 (the largest
-// square is at most the block's sum of squares): the block's relative RMS error is
-// <= eps sqrt(1 + 32 / 3.5^2), about 0.47, whatever the data.
+//   err^2 <= eps^2 (x^2 + 2^(2e)),   2^e <= amax_block / 3.5:
+// every element of a block carries a floor set by the block's largest element. With the block
+// maxima of the data (DataScale::kv_block_amax_ms) that floor is used as measured, channel by
+// channel (an outlier channel floods its block's other channels); without them, amax^2 <= 32
+// RMS_block^2 (the largest square is at most the block's sum of squares) bounds the block's
+// relative RMS error by eps sqrt(1 + 32 / 3.5^2), about 0.47, whatever the data.
 double mxfp4_relative() {
   return kE2m1.unit_roundoff() *
          std::sqrt(1 + problem::kMxfp4Block / (kMxfp4ScaledAmaxMin * kMxfp4ScaledAmaxMin));
+}
+
+// The block floor (2^e)^2 <= amax^2 / 3.5^2, from a mean square of block maxima.
+double mxfp4_floor_ms(double block_amax_ms) {
+  return block_amax_ms / (kMxfp4ScaledAmaxMin * kMxfp4ScaledAmaxMin);
+}
+
+bool has_block_stats(const DataScale& d) {
+  return d.kv_block_amax_ms.size() == static_cast<std::size_t>(problem::kMxfp4RowScales) &&
+         d.v_channel_ms.size() == static_cast<std::size_t>(kRowLen);
+}
+
+// MXFP4 relative RMS error of the first `dims` dims of the cache from the measured block floors:
+// eps sqrt(mean_d (m2_d + floor_b(d)) / mean_d m2_d), with m2 = the channels' mean squares
+// (only V's are kept; for all 576 dims the cache's mean square stands in for their mean).
+double mxfp4_measured_relative(const DataScale& d, int dims, double mean_sq) {
+  if (mean_sq == 0) return 0;
+  double floor = 0;
+  for (int c = 0; c < dims; ++c)
+    floor += mxfp4_floor_ms(d.kv_block_amax_ms[static_cast<std::size_t>(c / problem::kMxfp4Block)]);
+  return kE2m1.unit_roundoff() * std::sqrt(1 + floor / dims / mean_sq);
 }
 
 double kv_relative(const problem::Recipe& r, double kv_abs_max, double abs_max, double rms) {
@@ -118,6 +142,24 @@ bool p_code_can_flip(const Precision& p, PFormat f, double score_bound) {
   const double noise = (kGpuExpUlps + kHostExpUlps + kTermRoundings) * kF32.unit_roundoff();
   const double lowest_p = std::exp(-2 * score_bound) * (1 - noise);
   return lowest_p <= 1 - std::ldexp(1.0, -(p.mant_bits + 2));
+}
+
+// How much quantizing V can grow its largest element: one rounding of a normal value (the largest
+// element of an MXFP4 block is in E2M1's normal range, clipping only shrinks it; the harness's fp8
+// rounds twice).
+double v_max_growth(const problem::Recipe& r) {
+  const double e16 = kOut.unit_roundoff();
+  switch (r.kv) {
+    case KvFormat::bf16:
+      return 1;
+    case KvFormat::fp8: {
+      const double e8 = fp8_of(r).precision.unit_roundoff();
+      return (1 + e8) * (1 + e16);
+    }
+    case KvFormat::mxfp4:
+      return 1 + kE2m1.unit_roundoff();
+  }
+  return std::numeric_limits<double>::infinity();
 }
 
 // Split partials rounded to bf16 before the LSE merge (Recipe::partial), with more than one split.
@@ -179,10 +221,14 @@ double q_relative_error(const problem::Recipe& r, const DataScale& d) {
 }
 
 double k_relative_error(const problem::Recipe& r, const DataScale& d) {
+  if (r.kv == KvFormat::mxfp4 && has_block_stats(d))
+    return mxfp4_measured_relative(d, problem::kQkDim, d.kv_rms * d.kv_rms);
   return kv_relative(r, d.kv_abs_max, d.kv_abs_max, d.kv_rms);
 }
 
 double v_relative_error(const problem::Recipe& r, const DataScale& d) {
+  if (r.kv == KvFormat::mxfp4 && has_block_stats(d))
+    return mxfp4_measured_relative(d, problem::kVDim, d.v_rms * d.v_rms);
   return kv_relative(r, d.kv_abs_max, d.v_abs_max, d.v_rms);
 }
 
@@ -204,10 +250,14 @@ double Bound::row_tolerance(int64_t token, double ref_row_rms) const {
 //   B(n) = eps(bf16)                 the output's own rounding
 //        + e_V                       V quantized (gain 1, see the error model)
 //        + eps(P)                    P rounded before P.V (gain 1, same argument on the weights)
-//        + 2S (e_Q + e_K)            Q and K quantized: ds_j = sm_scale sum_d q_d k_d (h_d + h'_d)
-//                                    with |h| <= e_Q, |h'| <= e_K, independent, so its RMS over
-//                                    keys is <= S (e_Q + e_K) (S: DataScale::score_error_scale);
-//                                    a score error moves weight p_j by p_j (ds_j - mean ds), so the
+//        + 2 (ds_Q + ds_K)           Q and K quantized: ds_j = sm_scale sum_d (dq_d k_d + q_d dk_d)
+//                                    with independent element errors, so over keys
+//                                    RMS(ds) <= sm_scale sqrt(sum_d q_d^2 E[dk_d^2]) + (same for
+//                                    dq): ds_K = e_K S for per-element formats (dk_d <= e_K k_d;
+//                                    S = DataScale::score_error_scale), and for MXFP4, whose
+//                                    dk_d^2 <= eps^2 (k_d^2 + amax_b^2 / 3.5^2),
+//                                    ds_K = eps sqrt(S^2 + S_kblock^2 / 3.5^2) (ds_Q alike). A
+//                                    score error moves weight p_j by p_j (ds_j - mean ds), so the
 //                                    output by <= 2 RMS(ds) of its RMS
 //        + n u                       fp32 accumulation of n terms (relative to the output RMS,
 //                                    which is ~sqrt(n) smaller than the sum of |terms|)
@@ -222,9 +272,13 @@ double Bound::row_tolerance(int64_t token, double ref_row_rms) const {
 // convention (ref/: empty sequence -> output 0), and must be exactly 0.
 //
 // Channel profile: with outlier channels (DataScale::v_channel_ms) the output's channels differ in
-// size like V's do. Writing m2_d for V channel d's mean square and w^2 = sum_j p_j^2, the error
-// of channel d is ~ e w sqrt(m2_d) while rho^2 >= w^2 mean_d(m2_d), so the element scale
-// rho * sqrt(m2_d / mean(m2)) is never smaller than the error's, and equals it for zero-mean V.
+// size like V's do. Writing m2_d for V channel d's mean square and w^2 = sum_j p_j^2, an error
+// relative to each term (P, scores, output) is ~ e w sqrt(m2_d) in channel d, while
+// rho^2 >= w^2 mean_d(m2_d): relative to rho it is <= e c_d, c_d = sqrt(m2_d / mean(m2)) (equal
+// for zero-mean V). V's own error in channel d is e_V c_d for per-element formats and, for MXFP4,
+// eps sqrt((m2_d + amax_b(d)^2 / 3.5^2) / mean(m2)): the block floor, large in the channels that
+// share a block with an outlier. The element scale is the sum of these, written B * s_d (s_d ~ 1
+// without outliers), and the row bound whitens each channel's error by s_d.
 Bound total_bound(const problem::Recipe& recipe, const DataScale& data,
                   const OutputLayout& layout) {
   const double A = data.score_bound;
@@ -232,7 +286,17 @@ Bound total_bound(const problem::Recipe& recipe, const DataScale& data,
   const double e_out = kOut.unit_roundoff(), e_p = p.unit_roundoff();
   const double e_q = q_relative_error(recipe, data), e_k = k_relative_error(recipe, data);
   const double e_v = v_relative_error(recipe, data);
-  const double scores = 2 * data.score_error_scale * (e_q + e_k);
+  const bool blocks = has_block_stats(data);
+  const double S = data.score_error_scale, eps4 = kE2m1.unit_roundoff();
+  const double ds_q = recipe.q == QFormat::mxfp4_dynamic && blocks
+                          ? eps4 * std::sqrt(S * S + mxfp4_floor_ms(data.score_q_block_scale *
+                                                                    data.score_q_block_scale))
+                          : e_q * S;
+  const double ds_k = recipe.kv == KvFormat::mxfp4 && blocks
+                          ? eps4 * std::sqrt(S * S + mxfp4_floor_ms(data.score_k_block_scale *
+                                                                    data.score_k_block_scale))
+                          : e_k * S;
+  const double scores = 2 * (ds_q + ds_k);
   const double e_partial = partials_rounded(recipe) ? kOut.unit_roundoff() : 0.0;
   const bool p_underflows = std::exp(-2 * A) < p.min_normal();
   const auto budget = [&](int64_t n) {
@@ -261,17 +325,26 @@ Bound total_bound(const problem::Recipe& recipe, const DataScale& data,
     b.row_rel_rms[t] = row_factor * budget(n);
     b.row_abs[t] = row_factor * floor(n);
   }
+  const int64_t n_max = layout.max_visible_kv();
   if (data.v_channel_ms.size() == static_cast<std::size_t>(kRowLen)) {
     double mean = 0;
     for (double m : data.v_channel_ms) mean += m / kRowLen;
-    if (mean > 0) {
+    const double others = budget(n_max) - e_v;  // every term but V's
+    if (mean > 0 && budget(n_max) > 0) {
       b.channel_scale.resize(data.v_channel_ms.size());
-      for (std::size_t d = 0; d < data.v_channel_ms.size(); ++d)
-        b.channel_scale[d] = std::sqrt(data.v_channel_ms[d] / mean);
+      for (std::size_t d = 0; d < data.v_channel_ms.size(); ++d) {
+        const double m2 = data.v_channel_ms[d];
+        const double v_err =
+            recipe.kv == KvFormat::mxfp4 && blocks
+                ? eps4 * std::sqrt((m2 + mxfp4_floor_ms(
+                                             data.kv_block_amax_ms[d / problem::kMxfp4Block])) /
+                                   mean)
+                : e_v * std::sqrt(m2 / mean);
+        b.channel_scale[d] = (others * std::sqrt(m2 / mean) + v_err) / budget(n_max);
+      }
     }
   }
 
-  const int64_t n_max = layout.max_visible_kv();
   b.terms = {
       {"output rounding eps(bf16)", e_out},
       {fmt::format("V: KV {} (relative RMS)", problem::to_string(recipe.kv)), e_v},
@@ -280,7 +353,7 @@ Bound total_bound(const problem::Recipe& recipe, const DataScale& data,
       {"score error scale S (RMS over keys)", data.score_error_scale},
       {fmt::format("Q: {} (relative RMS)", problem::to_string(recipe.q)), e_q},
       {fmt::format("K: KV {} (relative RMS)", problem::to_string(recipe.kv)), e_k},
-      {"scores: 2S (e_Q + e_K)", scores},
+      {"scores: 2 (ds_Q + ds_K)", scores},
       {fmt::format("split partials: {} eps", problem::to_string(recipe.partial)), e_partial},
       {fmt::format("fp32 accumulation n u (n = {})", n_max),
        static_cast<double>(n_max) * kF32.unit_roundoff()},
@@ -313,7 +386,7 @@ Bound total_bound(const problem::Recipe& recipe, const DataScale& data,
 // - Split partials stored in bf16 (Recipe::partial) can flip one bf16 step the same way. Partial i
 //   enters the output as w_i o_i = sum over its keys of p_j v_j: about sqrt(ceil(n / S)) p_max Vmax
 //   (random-sign terms, S = Recipe::num_splits), never more than Vmax; one step is 2^-7 of it.
-// Vmax = max|V| (1 + e_V) bounds the dequantized V the sums see.
+// Vmax = max|V| times v_max_growth bounds the dequantized V the sums see.
 // The bound assumes the kernel runs the emulation's schedule: another split count re-rounds P
 // against another running max, a different recipe (with fp8 or mxfp4 P) by the P format's size.
 Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
@@ -321,7 +394,7 @@ Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
   const double A = data.score_bound;
   const Precision p = p_precision(recipe);
   const double u = kF32.unit_roundoff();
-  const double v_max = data.v_abs_max * (1 + v_relative_error(recipe, data));
+  const double v_max = data.v_abs_max * v_max_growth(recipe);
   const double z = tail_factor(layout.elements());
   const double per_term =
       kGpuExpUlps + kHostExpUlps + kTermRoundings + std::sqrt(problem::kQkDim / 3.0) * A;
@@ -354,7 +427,7 @@ Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
   b.terms = {
       {"final roundings (bf16 ulps of the emulated value)", b.elem_ulps},
       {fmt::format("largest weight p_max (n = {})", n_max), p_max_longest},
-      {"Vmax = max|V| (1 + e_V)", v_max},
+      {"Vmax = max|V| x (largest growth of one element in the KV format)", v_max},
       {"fp32 order and exp: delta_acc (absolute, longest row)", acc_longest},
       {flips ? fmt::format("one P code flip, 2^-{} p_max Vmax (absolute, longest row)", p.mant_bits)
              : std::string("P code flip: impossible (no rounding midpoint in [exp(-2A), 1])"),

@@ -35,6 +35,15 @@ TEST(CheckDataScale, NormsMaximaAndScoreBound) {
   // S = sm_scale sqrt(sum_d q_d^2 E[k_d^2]) with E[k_3^2] = (0.0625 + 4) / 2.
   const double weighted = 0.25 * ((kQkDim - 1) * 0.0625 + (0.0625 + 4.0) / 2);
   EXPECT_NEAR(s.score_error_scale, problem::kSmScale * std::sqrt(weighted), 1e-12);
+  // Block maxima: block 0 of row 1 holds the 2; every other block's maximum is 0.25.
+  ASSERT_EQ(s.kv_block_amax_ms.size(), 18u);
+  EXPECT_DOUBLE_EQ(s.kv_block_amax_ms[0], (0.0625 + 4.0) / 2);
+  EXPECT_DOUBLE_EQ(s.kv_block_amax_ms[1], 0.0625);
+  // sum_d q_d^2 E[amax_b(d)^2]: 32 dims of block 0, 544 of the others.
+  const double k_block = 0.25 * (32 * (0.0625 + 4.0) / 2 + 544 * 0.0625);
+  EXPECT_NEAR(s.score_k_block_scale, problem::kSmScale * std::sqrt(k_block), 1e-12);
+  // q is constant, so its block maxima equal its elements: the same sum as S.
+  EXPECT_NEAR(s.score_q_block_scale, s.score_error_scale, 1e-12);
   EXPECT_EQ(s.nonfinite, 0);
 }
 
