@@ -56,6 +56,46 @@ inline hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop, int device) {
 inline hipError_t hipGetLastError() { return cudaGetLastError(); }
 inline const char* hipGetErrorString(hipError_t error) { return cudaGetErrorString(error); }
 
+// Streams, events and graphs: launches are queued on a caller's stream, timed with events and
+// replayed from a captured graph (gpu/timing.h).
+using hipStream_t = cudaStream_t;
+using hipEvent_t = cudaEvent_t;
+using hipGraph_t = cudaGraph_t;
+using hipGraphExec_t = cudaGraphExec_t;
+using hipStreamCaptureMode = cudaStreamCaptureMode;
+inline constexpr hipStreamCaptureMode hipStreamCaptureModeThreadLocal =
+    cudaStreamCaptureModeThreadLocal;
+inline hipError_t hipStreamCreate(hipStream_t* stream) { return cudaStreamCreate(stream); }
+inline hipError_t hipStreamDestroy(hipStream_t stream) { return cudaStreamDestroy(stream); }
+inline hipError_t hipStreamSynchronize(hipStream_t stream) { return cudaStreamSynchronize(stream); }
+inline hipError_t hipMemsetAsync(void* dst, int value, std::size_t bytes, hipStream_t stream) {
+  return cudaMemsetAsync(dst, value, bytes, stream);
+}
+inline hipError_t hipEventCreate(hipEvent_t* event) { return cudaEventCreate(event); }
+inline hipError_t hipEventDestroy(hipEvent_t event) { return cudaEventDestroy(event); }
+inline hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
+  return cudaEventRecord(event, stream);
+}
+inline hipError_t hipEventSynchronize(hipEvent_t event) { return cudaEventSynchronize(event); }
+inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
+  return cudaEventElapsedTime(ms, start, stop);
+}
+inline hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode) {
+  return cudaStreamBeginCapture(stream, mode);
+}
+inline hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* graph) {
+  return cudaStreamEndCapture(stream, graph);
+}
+inline hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph,
+                                               unsigned long long flags) {
+  return cudaGraphInstantiateWithFlags(exec, graph, flags);
+}
+inline hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream) {
+  return cudaGraphLaunch(exec, stream);
+}
+inline hipError_t hipGraphExecDestroy(hipGraphExec_t exec) { return cudaGraphExecDestroy(exec); }
+inline hipError_t hipGraphDestroy(hipGraph_t graph) { return cudaGraphDestroy(graph); }
+
 #else
 #error "gpu/platform.h is for GPU code: .hip files, or host files of a build with a GPU runtime"
 #endif

@@ -1,0 +1,51 @@
+#pragma once
+// The device-side arguments of one MLA decode call, FlashMLA csrc/params.h style: a plain struct of
+// device pointers, each with its shape. Every strategy of the registry takes this struct; the batch
+// layout is problem/batch.h's (CSR over requests, optionally paged). Plain C++: no runtime header.
+//
+// Shapes: B requests, T = qo_indptr[B] query rows, N cache rows, H = 16 heads, D = 576 (512 latent
+// + 64 rope), DV = 512. bf16 and fp8 tensors hold bit patterns (uint16_t / uint8_t).
+#include <cstddef>
+#include <cstdint>
+
+namespace mlacheck::gpu {
+
+// A stream as the registry passes it: the runtime's hipStream_t (cudaStream_t on NVIDIA), opaque
+// here so that plain C++ files need no runtime header. nullptr is the default stream.
+using StreamHandle = void*;
+
+struct DecodeParams {
+  // --- batch layout (problem::Batch) ---
+  int32_t num_requests = 0;              // B
+  int32_t total_q = 0;                   // T
+  const int32_t* qo_indptr = nullptr;    // [B+1] query rows of request b: qo_indptr[b] .. [b+1]-1
+  const int32_t* kv_indptr = nullptr;    // [B+1] request b has kv_indptr[b+1] - kv_indptr[b] keys
+  const int32_t* kv_indices = nullptr;   // [P] page table; nullptr: contiguous cache, key t of
+                                         //   request b is row kv_indptr[b] + t
+  const int64_t* page_indptr = nullptr;  // [B+1] first page-table entry of request b; nullptr
+                                         //   exactly when kv_indices is (Batch::page_indptr())
+  int32_t page_size = 1;                 // rows per page (1 when contiguous)
+  int64_t cache_rows = 0;                // N
+
+  // --- inputs ---
+  const uint16_t* q = nullptr;  // [T, H, D] bf16; quantized on the device when the recipe says so
+  // The KV cache in the recipe's format; the pointers of the other formats may be nullptr.
+  const uint16_t* kv_bf16 = nullptr;        // [N, D] bf16
+  const uint8_t* kv_fp8 = nullptr;          // [N, D] fp8 codes, value = decode(code) * kv_fp8_scale
+  float kv_fp8_scale = 1.0f;                // per-tensor scale of kv_fp8
+  const uint8_t* kv_mxfp4 = nullptr;        // [N, D/2] E2M1 pairs, low nibble = even element
+  const uint8_t* kv_mxfp4_scale = nullptr;  // [N, D/32] E8M0 block scales
+
+  // --- outputs ---
+  uint16_t* out = nullptr;  // [T, H, DV] bf16
+  float* lse = nullptr;     // [T, H] natural log of each row's sum of exp(score); may be nullptr
+
+  // --- scratch ---
+  // Strategy::workspace_bytes() bytes, 256-byte aligned, given by the caller so that a launch
+  // allocates nothing (and can be captured in a graph): quantized Q, split partials. Its contents
+  // on entry do not matter.
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+};
+
+}  // namespace mlacheck::gpu

@@ -1,0 +1,74 @@
+#pragma once
+// The arguments of the portable kernels, as the launcher (gpu/portable/launch.hip) derives them
+// from a recipe and DecodeParams. Plain structs passed by value to the kernels.
+#include <cstdint>
+
+#include "problem/recipe.h"
+#include "quant/formats.h"
+
+namespace mlacheck::gpu::portable {
+
+// Q quantization (gpu/portable/q_quant.hip).
+struct QuantArgs {
+  problem::QFormat format = problem::QFormat::bf16;
+  quant::Fp8Format fp8 = quant::Fp8Format::e4m3fn;
+  quant::Overflow cast_overflow = quant::Overflow::saturate;  // fp8_cast
+  quant::E2M1Rounding rounding = quant::E2M1Rounding::rne;    // mxfp4_dynamic
+  float recip_max = 0;       // fl32(1 / fp8 max), the harness's and aiter's fl32(1/M)
+  float static_scale = 0;    // fp8_static: the fixed scale
+  float static_inv = 0;      // fp8_static: fl32(1 / static_scale)
+  int64_t elements = 0;      // T * 16 * 576
+  const uint16_t* q = nullptr;      // [T, 16, 576] bf16
+  uint32_t* amax = nullptr;         // [kAmaxBlocks] partial maxima (harness, dynamic)
+  float* scale = nullptr;           // [1] the per-tensor scale written (harness, dynamic, static)
+  uint8_t* codes = nullptr;         // [T, 16, 576] fp8 codes, or [T, 16, 288] E2M1 pairs
+  uint8_t* block_scales = nullptr;  // [T, 16, 18] E8M0 (mxfp4)
+};
+
+// The attention kernel (gpu/portable/attention.hip): one block per (request, split).
+struct AttentionArgs {
+  // Batch layout (gpu/params.h).
+  int32_t num_requests = 0;
+  const int32_t* qo_indptr = nullptr;    // [B+1]
+  const int32_t* kv_indptr = nullptr;    // [B+1]
+  const int32_t* kv_indices = nullptr;   // [P] or nullptr
+  const int64_t* page_indptr = nullptr;  // [B+1] or nullptr
+  int32_t page_size = 1;
+  // Q as Q·Kᵀ takes it: bf16, or the codes the quantization wrote.
+  problem::QFormat q_format = problem::QFormat::bf16;
+  const uint16_t* q_bf16 = nullptr;        // [T, 16, 576]            (bf16)
+  const uint8_t* q_fp8 = nullptr;          // [T, 16, 576] codes      (fp8 formats)
+  const uint8_t* q_mxfp4 = nullptr;        // [T, 16, 288] E2M1 pairs (mxfp4)
+  const uint8_t* q_mxfp4_scale = nullptr;  // [T, 16, 18] E8M0        (mxfp4)
+  const float* q_scale = nullptr;          // [1] per-tensor Q scale; nullptr: unscaled
+  // KV cache in the instance's format.
+  const uint16_t* kv_bf16 = nullptr;        // [N, 576]
+  const uint8_t* kv_fp8 = nullptr;          // [N, 576]
+  const uint8_t* kv_mxfp4 = nullptr;        // [N, 288]
+  const uint8_t* kv_mxfp4_scale = nullptr;  // [N, 18]
+  bool kv_scaled = false;                   // fp8: scores and outputs carry kv_scale
+  float kv_scale = 1.0f;
+  // Numerics of the recipe that are not template arguments.
+  quant::Fp8Format fp8 = quant::Fp8Format::e4m3fn;  // of fp8 Q, KV and P
+  float score_scale = 0;  // fl32(sm_scale), or fl32(sm_scale · log2 e) for base 2
+  int softmax_tile = 0;   // keys per softmax step; 0 = the whole split
+  problem::PartialFormat partial = problem::PartialFormat::f32;
+  // Schedule: 0 = single pass (writes out, lse); n >= 1 = split-K (writes part_o, part_lse).
+  int num_splits = 0;
+  uint16_t* out = nullptr;   // [T, 16, 512] bf16 (single pass)
+  float* lse = nullptr;      // [T, 16] natural log (single pass); may be nullptr
+  float* part_o = nullptr;   // [T, S, 16, 512] (split-K)
+  float* part_lse = nullptr; // [T, S, 16] base-b LSE (split-K)
+};
+
+// The LSE merge (gpu/portable/merge.hip): one block per query row.
+struct MergeArgs {
+  int num_splits = 0;
+  bool base2 = false;
+  const float* part_o = nullptr;    // [T, S, 16, 512]
+  const float* part_lse = nullptr;  // [T, S, 16]
+  uint16_t* out = nullptr;          // [T, 16, 512] bf16
+  float* lse = nullptr;             // [T, 16] natural log; may be nullptr
+};
+
+}  // namespace mlacheck::gpu::portable

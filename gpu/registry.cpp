@@ -1,0 +1,160 @@
+#include "gpu/registry.h"
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "gpu/portable/config.h"
+#include "gpu/portable/instances.h"
+#include "gpu/portable/launch.h"
+#include "gpu/workspace.h"
+#include "quant/formats.h"
+
+namespace mlacheck::gpu {
+namespace {
+
+// One row per strategy. The tunables of every row and why they are what they are:
+// - threads: the portable kernel is compiled for portable::kThreads (16 heads x 16 keys); no
+//   measurement has chosen it, it is what makes the thread mapping plain.
+// - splits of split-k: the recipe's own default (problem/recipe.cpp, each with its source), so
+//   that the strategy computes what the recipe's seed computes; not tuned for speed.
+struct Row {
+  std::string_view recipe;
+  Schedule schedule;
+  std::string_view variant;
+  Tunables tunables;
+  std::string_view why;
+};
+
+constexpr std::string_view kWhySingle = "threads: portable kernel's 16 heads x 16 keys (not tuned)";
+constexpr std::string_view kWhySplit =
+    "threads: 16 heads x 16 keys; splits: the recipe's default (problem/recipe.cpp; not tuned)";
+
+constexpr Row kTable[] = {
+    {"a16w16", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
+    {"a16w16", Schedule::split_k, "portable", {portable::kThreads, 32}, kWhySplit},
+    {"a16w8", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
+    {"a16w8", Schedule::split_k, "portable", {portable::kThreads, 32}, kWhySplit},
+    {"a8w8", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
+    {"a8w8", Schedule::split_k, "portable", {portable::kThreads, 32}, kWhySplit},
+    {"a8w8-static", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
+    {"a8w8-static", Schedule::split_k, "portable", {portable::kThreads, 32}, kWhySplit},
+    {"a8w8-cast", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
+    {"a8w8-cast", Schedule::split_k, "portable", {portable::kThreads, 8}, kWhySplit},
+    {"a16w4", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
+    {"a16w4", Schedule::split_k, "portable", {portable::kThreads, 8}, kWhySplit},
+    {"a4w4", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
+    {"a4w4", Schedule::split_k, "portable", {portable::kThreads, 4}, kWhySplit},
+};
+
+std::vector<Strategy> build_table() {
+  std::vector<Strategy> out;
+  for (const Row& row : kTable) {
+    const auto recipe = problem::find_recipe(row.recipe);
+    if (!recipe)  // a programming error; tests/gpu/registry_test.cpp keeps it from shipping
+      throw std::logic_error("gpu registry: row names unknown recipe " + std::string(row.recipe));
+    Strategy s;
+    s.name = std::string(row.recipe) + "/" + std::string(to_string(row.schedule)) + "/" +
+             std::string(row.variant);
+    s.recipe = *recipe;
+    s.schedule = row.schedule;
+    s.variant = row.variant;
+    s.tunables = row.tunables;
+    s.why = row.why;
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+    s.launcher = &portable::launch;
+#endif
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+const char* fp8_name(quant::Fp8Format f) {
+  return f == quant::Fp8Format::e4m3fn ? "e4m3fn" : "e4m3fnuz";
+}
+
+}  // namespace
+
+std::string_view to_string(Schedule s) {
+  return s == Schedule::single_pass ? "single-pass" : "split-k";
+}
+
+std::optional<std::string> Strategy::supports(const problem::Batch& batch,
+                                              const problem::KvCache& cache) const {
+  using std::to_string;
+  if (cache.format != recipe.kv)
+    return "recipe " + std::string(recipe.name) + " reads a " +
+           std::string(problem::to_string(recipe.kv)) + " KV cache, this one is " +
+           std::string(problem::to_string(cache.format));
+  if (cache.format == problem::KvFormat::fp8 && cache.fp8_format != recipe.fp8)
+    return std::string("the cache holds fp8 ") + fp8_name(cache.fp8_format) + ", recipe " +
+           std::string(recipe.name) + " reads " + fp8_name(recipe.fp8);
+  if (cache.rows != batch.cache_rows())
+    return "the cache has " + to_string(cache.rows) + " rows, the batch layout " +
+           to_string(batch.cache_rows());
+  if (!portable::find_instance(recipe))
+    return "no portable kernel instance for KV " + std::string(problem::to_string(recipe.kv)) +
+           " x P " + std::string(problem::to_string(recipe.p)) + " x softmax base " +
+           std::string(problem::to_string(recipe.base)) + " (gpu/portable/instances.h)";
+  if (recipe.softmax_tile < 0) return "softmax_tile " + to_string(recipe.softmax_tile) + " < 0";
+  if (tunables.threads != portable::kThreads)
+    return "threads " + to_string(tunables.threads) + ": the portable kernel is compiled for " +
+           to_string(portable::kThreads);
+  const int splits = schedule == Schedule::split_k ? tunables.splits : 1;
+  if (splits < 1 || splits > portable::kMaxSplits)
+    return "split count " + to_string(splits) + " outside 1.." + to_string(portable::kMaxSplits);
+  if (batch.num_requests() * splits > INT32_MAX)
+    return to_string(batch.num_requests()) + " requests x " + to_string(splits) +
+           " splits exceed the grid";
+  return std::nullopt;
+}
+
+std::size_t Strategy::workspace_bytes(const problem::Batch& batch) const {
+  return workspace_layout(recipe, emulated_splits(), batch.total_q()).bytes;
+}
+
+void Strategy::launch(const DecodeParams& params, StreamHandle stream) const {
+  if (launcher == nullptr)
+    throw std::runtime_error("strategy " + name + " cannot run: built without a GPU runtime");
+  launcher(recipe, schedule, tunables, params, stream);
+}
+
+const std::vector<Strategy>& strategies() {
+  static const std::vector<Strategy> table = build_table();
+  return table;
+}
+
+const Strategy* find_strategy(std::string_view name) {
+  for (const Strategy& s : strategies())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+  // Iterative matcher with one backtrack point (the last '*'), linear in practice.
+  std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::vector<const Strategy*> match_strategies(std::string_view glob) {
+  std::vector<const Strategy*> out;
+  for (const Strategy& s : strategies())
+    if (glob_match(glob, s.name)) out.push_back(&s);
+  return out;
+}
+
+}  // namespace mlacheck::gpu

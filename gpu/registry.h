@@ -1,0 +1,70 @@
+#pragma once
+// The strategy registry (DESIGN.md "Strategy = recipe x schedule"): ONE table of every GPU
+// strategy. Dispatch, tests, `mlacheck verify`, `bench` and `list` all walk it, and every report
+// names the entry that ran. Plain C++: the table exists in every build; only launching needs a GPU
+// runtime.
+//
+// Names follow one grammar, recipe/schedule/variant:
+//   recipe    a problem::recipes() name (a16w16, a8w8, ...)
+//   schedule  single-pass (one block per request, all its keys) or split-k (n splits per request
+//             plus an LSE-merge kernel)
+//   variant   the kernel family: portable (plain HIP: FMA, shared memory, shuffles)
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpu/params.h"
+#include "problem/batch.h"
+#include "problem/kv_cache.h"
+#include "problem/recipe.h"
+
+namespace mlacheck::gpu {
+
+enum class Schedule : uint8_t { single_pass, split_k };
+std::string_view to_string(Schedule);  // "single-pass", "split-k"
+
+struct Tunables {
+  int threads = 0;  // threads per attention block
+  int splits = 0;   // split-K splits per request; 0 for a single pass
+};
+
+// Queues the whole decode (Q quantization, attention, merge) on `stream`: no allocation, no host
+// synchronization, so a call can be captured in a graph. Throws std::invalid_argument for params
+// that do not fit the strategy, gpu::Error when the runtime refuses a launch.
+using Launcher = void (*)(const problem::Recipe& recipe, Schedule schedule, const Tunables& tunables,
+                          const DecodeParams& params, StreamHandle stream);
+
+struct Strategy {
+  std::string name;  // recipe/schedule/variant
+  problem::Recipe recipe;
+  Schedule schedule = Schedule::single_pass;
+  std::string variant;
+  Tunables tunables;
+  std::string why;             // why these tunables (the measurement or rule that chose them)
+  Launcher launcher = nullptr;  // nullptr in a build without a GPU runtime
+
+  // nullopt when the strategy runs this problem; otherwise why not, in words. Never a fallback:
+  // an unsupported problem is reported as such.
+  std::optional<std::string> supports(const problem::Batch& batch,
+                                      const problem::KvCache& cache) const;
+  // Bytes of DecodeParams::workspace a launch on this batch needs.
+  std::size_t workspace_bytes(const problem::Batch& batch) const;
+  // The split count of the emulated reference this strategy must match
+  // (ref::decode_emulated's num_splits): 0 for a single pass.
+  int emulated_splits() const { return schedule == Schedule::split_k ? tunables.splits : 0; }
+  // Queues the decode (see Launcher). Throws std::runtime_error in a build without a GPU runtime.
+  void launch(const DecodeParams& params, StreamHandle stream) const;
+};
+
+// The table, in a fixed order (by recipe as problem::recipes() lists them, then schedule).
+const std::vector<Strategy>& strategies();
+const Strategy* find_strategy(std::string_view name);
+// Entries whose name matches a shell-style glob ('*' any run of characters, '/' included; '?' one
+// character), in table order.
+std::vector<const Strategy*> match_strategies(std::string_view glob);
+bool glob_match(std::string_view pattern, std::string_view text);
+
+}  // namespace mlacheck::gpu

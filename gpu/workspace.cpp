@@ -1,0 +1,45 @@
+#include "gpu/workspace.h"
+
+#include "gpu/portable/config.h"
+#include "problem/shape.h"
+
+namespace mlacheck::gpu {
+
+WorkspaceLayout workspace_layout(const problem::Recipe& recipe, int splits, int64_t total_q) {
+  using problem::kNumHeads;
+  WorkspaceLayout w;
+  const auto rows = static_cast<std::size_t>(total_q) * kNumHeads;  // (token, head) rows
+  std::size_t end = 0;
+  const auto take = [&](std::size_t bytes) {
+    const std::size_t at = end;
+    end += (bytes + WorkspaceLayout::kAlignment - 1) / WorkspaceLayout::kAlignment *
+           WorkspaceLayout::kAlignment;
+    return at;
+  };
+  switch (recipe.q) {
+    case problem::QFormat::bf16:
+      break;
+    case problem::QFormat::fp8_harness:
+    case problem::QFormat::fp8_dynamic:
+      w.amax = take(sizeof(uint32_t) * portable::kAmaxBlocks);
+      [[fallthrough]];
+    case problem::QFormat::fp8_static:
+      w.q_scale = take(sizeof(float));
+      [[fallthrough]];
+    case problem::QFormat::fp8_cast:
+      w.q_codes = take(rows * problem::kQkDim);
+      break;
+    case problem::QFormat::mxfp4_dynamic:
+      w.q_codes = take(rows * problem::kMxfp4RowBytes);
+      w.q_block_scales = take(rows * problem::kMxfp4RowScales);
+      break;
+  }
+  if (splits > 0) {
+    w.part_o = take(rows * static_cast<std::size_t>(splits) * problem::kVDim * sizeof(float));
+    w.part_lse = take(rows * static_cast<std::size_t>(splits) * sizeof(float));
+  }
+  w.bytes = end;
+  return w;
+}
+
+}  // namespace mlacheck::gpu

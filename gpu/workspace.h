@@ -1,0 +1,27 @@
+#pragma once
+// Where a portable strategy keeps its scratch inside DecodeParams::workspace: the quantized Q and
+// the split-K partials. Plain C++, so the caller can size the buffer in any build.
+#include <cstddef>
+#include <cstdint>
+
+#include "problem/recipe.h"
+
+namespace mlacheck::gpu {
+
+struct WorkspaceLayout {
+  static constexpr std::size_t kAbsent = SIZE_MAX;
+  static constexpr std::size_t kAlignment = 256;
+  // Byte offsets into the workspace, kAbsent when the strategy does not use the region.
+  std::size_t q_codes = kAbsent;         // uint8 fp8 codes [T, 16, 576], or E2M1 pairs [T, 16, 288]
+  std::size_t q_block_scales = kAbsent;  // uint8 E8M0 [T, 16, 18] (MXFP4 Q)
+  std::size_t q_scale = kAbsent;         // float [1]: the per-tensor Q scale (scaled fp8 Q)
+  std::size_t amax = kAbsent;            // uint32 [kAmaxBlocks]: partial maxima (dynamic fp8 Q)
+  std::size_t part_o = kAbsent;          // float [T, splits, 16, 512]: normalized split outputs
+  std::size_t part_lse = kAbsent;        // float [T, splits, 16]: split LSEs (softmax base)
+  std::size_t bytes = 0;                 // total
+};
+
+// splits = 0: single pass (no partials).
+WorkspaceLayout workspace_layout(const problem::Recipe& recipe, int splits, int64_t total_q);
+
+}  // namespace mlacheck::gpu
