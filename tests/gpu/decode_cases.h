@@ -1,0 +1,49 @@
+#pragma once
+// The cases of the GPU decode suite (tests/gpu/decode_test.cpp) and everything the CPU side
+// computes for them once: inputs, the caches of every format, the exact output, the data scale,
+// and the emulated output of each (recipe, split count) on first use.
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "check/data_scale.h"
+#include "check/layout.h"
+#include "problem/kv_cache.h"
+#include "problem/recipe.h"
+#include "ref/case_spec.h"
+#include "ref/decode_emulated.h"
+#include "ref/decode_exact.h"
+#include "ref/generate.h"
+#include "ref/kv_caches.h"
+
+namespace mlacheck::gpu::test {
+
+// Named cases; a name containing "tiny" marks the ones small enough for compute-sanitizer
+// (scripts/device-check.sh filters on it).
+std::vector<ref::CaseSpec> decode_cases();
+
+class PreparedCase {
+ public:
+  explicit PreparedCase(const ref::CaseSpec& spec);
+  const ref::Inputs& inputs() const { return inputs_; }
+  problem::KvCache cache_for(const problem::Recipe& r) { return caches_->for_recipe(r); }
+  const ref::ExactResult& exact() const { return exact_; }
+  const check::DataScale& data() const { return data_; }
+  const check::OutputLayout& layout() const { return layout_; }
+  const ref::EmulatedResult& emulated(const problem::Recipe& r, int splits);
+
+ private:
+  ref::Inputs inputs_;
+  std::unique_ptr<ref::KvCaches> caches_;
+  ref::ExactResult exact_;
+  check::DataScale data_;
+  check::OutputLayout layout_;
+  std::map<std::pair<std::string, int>, ref::EmulatedResult> emulated_;
+};
+
+// The prepared case of that name (made on first use, kept for the rest of the process).
+PreparedCase& prepared(const std::string& name);
+
+}  // namespace mlacheck::gpu::test

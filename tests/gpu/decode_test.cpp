@@ -1,0 +1,86 @@
+// The GPU decode suite: one abstract test instantiated for every registry entry (gpu/registry.h)
+// and every case of decode_cases.h (harness shapes, ragged batches, paged caches with page sizes
+// 1, 16 and 64, q_seq_len 2 and 4, empty sequences, peaked attention). Each run goes through the
+// poisoned device copies of gpu/device_problem.h and is judged like `mlacheck verify`: the gate of
+// check/ (kernel error against the emulated recipe with the strategy's own split count, total
+// error against the exact output) plus the LSE against the emulated LSE. An unsupported (case,
+// strategy) is a skip with its reason; no GPU is a skip with gpu::unavailable_reason().
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "check/gate.h"
+#include "check/report_text.h"
+#include "gpu/availability.h"
+#include "gpu/registry.h"
+#include "quant/bf16.h"
+#include "tests/gpu/decode_cases.h"
+
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+#include "gpu/device_problem.h"
+#endif
+
+namespace mlacheck::gpu {
+namespace {
+
+using Param = std::tuple<std::size_t, std::size_t>;  // (registry index, case index)
+
+class GpuDecode : public ::testing::TestWithParam<Param> {};
+
+TEST_P(GpuDecode, MatchesTheEmulatedRecipeThroughTheGate) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+  const Strategy& s = strategies().at(std::get<0>(GetParam()));
+  const ref::CaseSpec spec = test::decode_cases().at(std::get<1>(GetParam()));
+  test::PreparedCase& c = test::prepared(spec.name);
+  const ref::Inputs& in = c.inputs();
+  const problem::KvCache cache = c.cache_for(s.recipe);
+  if (const auto why = s.supports(in.batch, cache)) GTEST_SKIP() << "unsupported: " << *why;
+  const ref::EmulatedResult& emu = c.emulated(s.recipe, s.emulated_splits());
+
+  DeviceProblem device(in.batch, in.q);
+  const RunResult r = device.run(s, cache);
+  std::vector<float> out(r.out.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(r.out[i]);
+
+  const check::Gate gate(s.recipe, c.data(), c.layout(), c.exact().out, emu.out);
+  const check::GateReport report = gate.judge(out);
+  EXPECT_TRUE(report.pass()) << s.name << " on " << spec.name << "\n" << check::format_gate(report);
+
+  // LSE: same -inf rows, finite values within a few float32 ulps (same steps, same order).
+  ASSERT_EQ(r.lse.size(), emu.lse.size());
+  int wrong = 0;
+  for (std::size_t i = 0; i < emu.lse.size(); ++i) {
+    const float g = r.lse[i], e = emu.lse[i];
+    const bool ok = std::isfinite(e)
+                        ? std::isfinite(g) && std::fabs(g - e) <= 64 * std::ldexp(std::fabs(e) + 1.0f, -23)
+                        : g == e;
+    if (!ok && ++wrong <= 5)
+      ADD_FAILURE() << s.name << " on " << spec.name << ": lse[" << i / 16 << "][" << i % 16
+                    << "] = " << g << ", emulated " << e;
+  }
+  EXPECT_EQ(wrong, 0);
+#endif
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  std::string name = strategies().at(std::get<0>(info.param)).name + "__" +
+                     test::decode_cases().at(std::get<1>(info.param)).name;
+  for (char& ch : name)
+    if (std::isalnum(static_cast<unsigned char>(ch)) == 0) ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Gpu, GpuDecode,
+    ::testing::Combine(::testing::Range<std::size_t>(0, strategies().size()),
+                       ::testing::Range<std::size_t>(0, test::decode_cases().size())),
+    param_name);
+
+}  // namespace
+}  // namespace mlacheck::gpu

@@ -1,0 +1,139 @@
+// gpu/registry.h (every build): the one table of strategies, its name grammar, supports() and the
+// glob that verify/bench/tests select with.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "gpu/portable/instances.h"
+#include "gpu/registry.h"
+#include "gpu/workspace.h"
+#include "problem/batch.h"
+#include "problem/kv_cache.h"
+
+namespace mlacheck::gpu {
+namespace {
+
+problem::KvCache cache_of(problem::KvFormat f, int64_t rows) {
+  problem::KvCache c;
+  c.format = f;
+  c.rows = rows;
+  return c;
+}
+
+TEST(GpuRegistry, EveryRecipeHasBothSchedulesAndNamesFollowTheGrammar) {
+  std::set<std::string> names;
+  for (const Strategy& s : strategies()) {
+    EXPECT_TRUE(names.insert(s.name).second) << "duplicate " << s.name;
+    EXPECT_EQ(s.name, std::string(s.recipe.name) + "/" + std::string(to_string(s.schedule)) + "/" +
+                          s.variant);
+    EXPECT_TRUE(problem::find_recipe(s.recipe.name).has_value()) << s.name;
+    EXPECT_FALSE(s.why.empty()) << s.name;
+    EXPECT_EQ(find_strategy(s.name), &s);
+    if (s.schedule == Schedule::split_k) {
+      EXPECT_GE(s.tunables.splits, 1) << s.name;
+      EXPECT_EQ(s.emulated_splits(), s.tunables.splits) << s.name;
+    } else {
+      EXPECT_EQ(s.emulated_splits(), 0) << s.name;
+    }
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+    EXPECT_NE(s.launcher, nullptr) << s.name;
+#else
+    EXPECT_EQ(s.launcher, nullptr) << s.name;
+#endif
+  }
+  for (const problem::Recipe& r : problem::recipes()) {
+    EXPECT_NE(find_strategy(std::string(r.name) + "/single-pass/portable"), nullptr) << r.name;
+    EXPECT_NE(find_strategy(std::string(r.name) + "/split-k/portable"), nullptr) << r.name;
+  }
+  EXPECT_EQ(find_strategy("a8w8/split-k"), nullptr);
+}
+
+TEST(GpuRegistry, EveryEntryHasAKernelInstanceAndSupportsItsOwnCache) {
+  const problem::Batch batch = problem::Batch::uniform(2, 100);
+  for (const Strategy& s : strategies()) {
+    EXPECT_TRUE(portable::find_instance(s.recipe).has_value()) << s.name;
+    problem::KvCache cache = cache_of(s.recipe.kv, batch.cache_rows());
+    cache.fp8_format = s.recipe.fp8;
+    EXPECT_EQ(s.supports(batch, cache), std::nullopt) << s.name;
+  }
+}
+
+TEST(GpuRegistry, UnsupportedIsAnExplicitAnswer) {
+  const problem::Batch batch = problem::Batch::uniform(2, 100);
+  const Strategy& a8w8 = *find_strategy("a8w8/split-k/portable");
+  const auto wrong_format = a8w8.supports(batch, cache_of(problem::KvFormat::bf16, 200));
+  ASSERT_TRUE(wrong_format.has_value());
+  EXPECT_NE(wrong_format->find("reads a fp8 KV cache, this one is bf16"), std::string::npos)
+      << *wrong_format;
+  problem::KvCache fnuz = cache_of(problem::KvFormat::fp8, 200);
+  fnuz.fp8_format = quant::Fp8Format::e4m3fnuz;
+  EXPECT_TRUE(a8w8.supports(batch, fnuz).has_value());
+  EXPECT_TRUE(a8w8.supports(batch, cache_of(problem::KvFormat::fp8, 199)).has_value());
+
+  Strategy odd = a8w8;
+  odd.recipe.p = problem::PFormat::f32;  // no instance compiled for fp8 KV x f32 P
+  const auto no_instance = odd.supports(batch, cache_of(problem::KvFormat::fp8, 200));
+  ASSERT_TRUE(no_instance.has_value());
+  EXPECT_NE(no_instance->find("no portable kernel instance"), std::string::npos) << *no_instance;
+  odd = a8w8;
+  odd.tunables.splits = 1000;
+  EXPECT_TRUE(odd.supports(batch, cache_of(problem::KvFormat::fp8, 200)).has_value());
+}
+
+TEST(GpuRegistry, LaunchWithoutARuntimeSaysSo) {
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+  GTEST_SKIP() << "this build has a GPU runtime";
+#else
+  EXPECT_THROW(strategies().front().launch(DecodeParams{}, nullptr), std::runtime_error);
+#endif
+}
+
+TEST(GpuRegistry, GlobSelectsByName) {
+  EXPECT_TRUE(glob_match("*", "a8w8/split-k/portable"));
+  EXPECT_TRUE(glob_match("a8w8/*", "a8w8/split-k/portable"));
+  EXPECT_FALSE(glob_match("a8w8/*", "a8w8-cast/split-k/portable"));
+  EXPECT_TRUE(glob_match("*/split-k/*", "a4w4/split-k/portable"));
+  EXPECT_TRUE(glob_match("a?w?/*", "a4w4/single-pass/portable"));
+  EXPECT_FALSE(glob_match("a?w?/*", "a16w4/single-pass/portable"));
+  EXPECT_TRUE(glob_match("**", ""));
+  EXPECT_FALSE(glob_match("", "x"));
+  EXPECT_EQ(match_strategies("*").size(), strategies().size());
+  EXPECT_EQ(match_strategies("*/single-pass/*").size(), problem::recipes().size());
+  EXPECT_TRUE(match_strategies("nothing*").empty());
+}
+
+TEST(GpuWorkspace, RegionsFitAndDoNotOverlap) {
+  for (const Strategy& s : strategies()) {
+    for (const int64_t tokens : {1, 7, 256}) {
+      const WorkspaceLayout w = workspace_layout(s.recipe, s.emulated_splits(), tokens);
+      const std::size_t rows = static_cast<std::size_t>(tokens) * 16;
+      struct Region {
+        std::size_t at, bytes;
+      };
+      std::vector<Region> regions;
+      const auto add = [&](std::size_t at, std::size_t bytes) {
+        if (at == WorkspaceLayout::kAbsent) return;
+        EXPECT_EQ(at % WorkspaceLayout::kAlignment, 0u) << s.name;
+        EXPECT_LE(at + bytes, w.bytes) << s.name;
+        for (const Region& r : regions)
+          EXPECT_TRUE(at + bytes <= r.at || r.at + r.bytes <= at) << s.name;
+        regions.push_back({at, bytes});
+      };
+      const bool mx = s.recipe.q == problem::QFormat::mxfp4_dynamic;
+      add(w.q_codes, rows * (mx ? 288 : 576));
+      add(w.q_block_scales, rows * 18);
+      add(w.q_scale, 4);
+      add(w.amax, 4 * 256);
+      add(w.part_o, rows * static_cast<std::size_t>(s.emulated_splits()) * 512 * 4);
+      add(w.part_lse, rows * static_cast<std::size_t>(s.emulated_splits()) * 4);
+      EXPECT_EQ(w.q_codes == WorkspaceLayout::kAbsent, s.recipe.q == problem::QFormat::bf16);
+      EXPECT_EQ(w.part_o == WorkspaceLayout::kAbsent, s.schedule == Schedule::single_pass);
+      EXPECT_EQ(s.workspace_bytes(problem::Batch::uniform(static_cast<int32_t>(tokens), 10)),
+                w.bytes);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mlacheck::gpu
