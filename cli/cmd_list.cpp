@@ -1,8 +1,11 @@
 // `mlacheck list`: the formats `quant` writes and the recipes the reference and kernels implement.
+#include <string>
+
 #include <fmt/core.h>
 
 #include "cli/commands.h"
 #include "cli/quant_formats.h"
+#include "gpu/registry.h"
 #include "problem/recipe.h"
 
 namespace mlacheck::cli {
@@ -19,6 +22,15 @@ int run_list() {
     fmt::print("  {:<12} {:<14} {:<6} {:<5} {:<5} {}\n", r.name, problem::to_string(r.q),
                problem::to_string(r.kv), problem::to_string(r.p), problem::to_string(r.base),
                r.source);
+
+  fmt::print("\nGPU strategies (mlacheck verify/bench --strategy GLOB):\n");
+  fmt::print("  {:<33} {:<12} {:<12} {:>7} {:>6}  {}\n", "name", "recipe", "schedule", "threads",
+             "splits", "why these tunables");
+  for (const gpu::Strategy& s : gpu::strategies())
+    fmt::print("  {:<33} {:<12} {:<12} {:>7} {:>6}  {}\n", s.name, s.recipe.name,
+               gpu::to_string(s.schedule), s.tunables.threads,
+               s.schedule == gpu::Schedule::split_k ? std::to_string(s.tunables.splits) : "-",
+               s.why);
   return kExitOk;
 }
 

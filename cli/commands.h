@@ -21,6 +21,8 @@ void add_quant_command(CLI::App& app, Runner& run);
 void add_gen_command(CLI::App& app, Runner& run);
 void add_ref_command(CLI::App& app, Runner& run);
 void add_power_command(CLI::App& app, Runner& run);
+void add_verify_command(CLI::App& app, Runner& run);
+void add_bench_command(CLI::App& app, Runner& run);
 void add_selftest_command(CLI::App& app, Runner& run, const char* argv0);
 
 }  // namespace mlacheck::cli

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   add_gen_command(app, run);
   add_ref_command(app, run);
   add_power_command(app, run);
+  add_verify_command(app, run);
+  add_bench_command(app, run);
   add_selftest_command(app, run, argv[0]);
 
   try {

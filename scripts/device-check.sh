@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The GPU check of issue 4, in one call on the lent H200 (<= 10 minutes). Nothing is built there:
+# the binary is built on the development machine and the build folder carried with the tree.
+#
+#   cmake -S . -B build-gpu4-cuda -G Ninja -DMLACHECK_GPU=cuda -DMLACHECK_WERROR=ON
+#   cmake --build build-gpu4-cuda -j2
+#   (on the device, in the repository root)  scripts/device-check.sh build-gpu4-cuda
+#
+# Steps, each with its log under $OUT (default ./device-check-out) and a time limit taken from
+# what is left of a 570 s budget:
+#   gpu.txt          nvidia-smi, `mlacheck --version`, `mlacheck list`
+#   selftest.log     every GPU test: mlacheck selftest --gtest_filter='Gpu*' (+ selftest.xml)
+#   verify.log       mlacheck verify: default case list (the 8 harness shapes), every strategy
+#                    (+ verify.json, verify.xml)
+#   memcheck.log     compute-sanitizer --tool memcheck on the small decode cases (*tiny*) of every
+#                    strategy and the Q quantizers
+#   bench-graph.log  mlacheck bench --graph on the 8 harness shapes (+ bench-graph.json)
+#   bench.log        the same with stream launches, if time is left (+ bench.json)
+#   summary.txt      each step's exit code and time
+# Exit status: 0 when every step that ran passed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:?usage: scripts/device-check.sh BUILD_DIR}
+bin="$build/cli/mlacheck"
+out=${OUT:-device-check-out}
+export MLACHECK_DATA_DIR=${MLACHECK_DATA_DIR:-$PWD/data}
+budget=${MLACHECK_DEVICE_BUDGET_S:-570}
+mkdir -p "$out"
+[[ -x "$bin" ]] || { echo "no binary at $bin (build it first, see the top of this script)"; exit 2; }
+
+status=0
+summary="$out/summary.txt"
+: > "$summary"
+
+# step NAME CAP_SECONDS COMMAND...: runs COMMAND with its output in $out/NAME.log, limited to
+# CAP_SECONDS or what is left of the budget, whichever is less; prints the log's tail.
+step() {
+  local name=$1 cap=$2
+  shift 2
+  local left=$((budget - SECONDS))
+  local limit=$((cap < left ? cap : left))
+  if ((limit < 20)); then
+    echo "== $name: skipped (${left} s of the budget left)" | tee -a "$summary"
+    return
+  fi
+  echo "== $name (limit ${limit} s): $*"
+  local start=$SECONDS
+  timeout --signal=INT --kill-after=10 "$limit" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc, $((SECONDS - start)) s" | tee -a "$summary"
+  tail -n 60 "$out/$name.log"
+  ((rc == 0)) || status=1
+}
+
+{
+  nvidia-smi || true
+  echo
+  "$bin" --version
+  "$bin" list
+} > "$out/gpu.txt" 2>&1
+head -n 20 "$out/gpu.txt"
+
+step selftest 200 "$bin" selftest --gtest_filter='Gpu*' --gtest_output="xml:$out/selftest.xml"
+step verify 200 "$bin" verify --json "$out/verify.json" --junit "$out/verify.xml"
+if command -v compute-sanitizer > /dev/null; then
+  step memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check no \
+    "$bin" selftest --gtest_filter='Gpu/GpuDecode.*tiny*:Gpu/GpuQQuant.*harness*'
+else
+  echo "memcheck: compute-sanitizer not found" | tee -a "$summary"
+fi
+step bench-graph 120 "$bin" bench --graph --reps 30 --json "$out/bench-graph.json"
+step bench 120 "$bin" bench --reps 30 --json "$out/bench.json"
+
+echo "== summary"
+cat "$summary"
+exit $status
