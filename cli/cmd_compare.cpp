@@ -199,7 +199,7 @@ std::string metadata_line(const std::map<std::string, std::string>& m) {
   std::string s;
   namespace gm = io::golden::meta;
   for (const std::string_view key : {gm::schema, gm::case_spec, gm::seed, gm::profile, gm::batch,
-                                     gm::kv_len, gm::q_len, gm::page_size}) {
+                                     gm::kv_len, gm::q_len, gm::page_size, gm::recipe_schedules}) {
     const auto it = m.find(std::string(key));
     if (it != m.end()) s += fmt::format("{}{}={}", s.empty() ? "" : ", ", key, it->second);
   }

@@ -214,13 +214,16 @@ void write_case(const GoldenCase& c, const std::filesystem::path& out) {
     add_view<float>(w, gt::out_exact, DType::F32, {t, kNumHeads, kVDim}, c.exact->out);
     add_view<float>(w, gt::lse_exact, DType::F32, {t, kNumHeads}, c.exact->lse);
   }
-  std::string names;
+  std::string names, schedules;
   for (const auto& [name, r] : c.emulated) {
     add_view<uint16_t>(w, io::golden::out_name(name), DType::BF16, {t, kNumHeads, kVDim}, r.out);
     add_view<float>(w, io::golden::lse_name(name), DType::F32, {t, kNumHeads}, r.lse);
     names += (names.empty() ? "" : ",") + name;
+    const problem::Recipe recipe = *problem::find_recipe(name);
+    schedules += fmt::format("{}{}:{}:{}", schedules.empty() ? "" : ",", name, recipe.num_splits, recipe.softmax_tile);
   }
   w.set_metadata(std::string(gm::recipes), names);
+  w.set_metadata(std::string(gm::recipe_schedules), schedules);
   w.write(out);
 }
 

@@ -54,6 +54,9 @@ inline constexpr std::string_view kv_len = "kv_len";
 inline constexpr std::string_view q_len = "q_len";
 inline constexpr std::string_view page_size = "page_size";
 inline constexpr std::string_view recipes = "recipes";      // comma-separated, those with out_<r>
+// The schedule each out_<r> was emulated with, "name:splits:softmax_tile" comma-separated: a kernel
+// compared with out_<r> should run the same split count (P is rounded against each split's max).
+inline constexpr std::string_view recipe_schedules = "recipe_schedules";
 inline constexpr std::string_view fp8_format = "fp8_format";            // of kv_fp8
 inline constexpr std::string_view mxfp4_rounding = "mxfp4_rounding";    // of kv_mxfp4
 }  // namespace meta
