@@ -27,6 +27,11 @@ export MLACHECK_DATA_DIR=${MLACHECK_DATA_DIR:-$PWD/data}
 budget=${MLACHECK_DEVICE_BUDGET_S:-570}
 mkdir -p "$out"
 [[ -x "$bin" ]] || { echo "no binary at $bin (build it first, see the top of this script)"; exit 2; }
+# The binary links libstdc++ and libgomp dynamically; if the device image lacks one, use the copies
+# carried in BUILD_DIR/runtime-libs (cp /lib/x86_64-linux-gnu/libgomp.so.1 there before carrying).
+if ldd "$bin" | grep -q "not found" && [[ -d "$build/runtime-libs" ]]; then
+  export LD_LIBRARY_PATH="$PWD/$build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 
 status=0
 summary="$out/summary.txt"
@@ -54,6 +59,8 @@ step() {
 
 {
   nvidia-smi || true
+  echo
+  ldd "$bin"
   echo
   "$bin" --version
   "$bin" list
