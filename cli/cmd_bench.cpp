@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/json_report.h"
 #include "cli/gpu_cases.h"
 #include "cli/version.h"
 #include "gpu/availability.h"
@@ -165,9 +166,7 @@ int run_bench(const BenchOptions& o) {
                            {"flush_mb", o.flush_mb},
                            {"cases", list},
                            {"rows", rows}};
-    std::ofstream f(*o.json);
-    f << j.dump(2) << '\n';
-    if (!f) throw std::runtime_error(*o.json + ": cannot write the JSON report");
+    write_json_report(*o.json, j);
   }
   return kExitOk;
 #else

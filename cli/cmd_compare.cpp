@@ -24,6 +24,7 @@
 #include "check/report_json.h"
 #include "check/report_text.h"
 #include "cli/commands.h"
+#include "cli/json_report.h"
 #include "io/golden.h"
 #include "io/safetensors.h"
 #include "problem/batch.h"
@@ -235,9 +236,7 @@ int run_compare(const CompareOptions& o) {
                            {"verdict", report.pass() ? "pass" : "fail"},
                            {"gate", check::to_json(report)},
                            {"power", check::to_json(power)}};
-    std::ofstream f(*o.json);
-    f << j.dump(2) << '\n';
-    if (!f) fail(fmt::format("{}: cannot write the JSON report", *o.json));
+    write_json_report(*o.json, j);
   }
   return report.pass() ? kExitOk : kExitFail;
 }

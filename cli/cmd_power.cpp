@@ -15,6 +15,7 @@
 #include "check/power.h"
 #include "check/report_json.h"
 #include "cli/commands.h"
+#include "cli/json_report.h"
 #include "cli/golden_case.h"
 #include "cli/wrong_answers.h"
 #include "io/golden.h"
@@ -86,9 +87,7 @@ int run_power(const PowerOptions& o) {
     }
   }
   if (o.json) {
-    std::ofstream f(*o.json);
-    f << report.dump(2) << '\n';
-    if (!f) throw std::runtime_error(*o.json + ": cannot write the JSON report");
+    write_json_report(*o.json, report);
   }
   fmt::print("\n{}\n", failures == 0 ? "The gate rejects every wrong answer and accepts every control."
                                      : fmt::format("{} verdicts of the gate are wrong (see stderr).", failures));

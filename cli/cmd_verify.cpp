@@ -33,6 +33,7 @@
 #include "check/report_json.h"
 #include "check/report_text.h"
 #include "cli/commands.h"
+#include "cli/json_report.h"
 #include "cli/gpu_cases.h"
 #include "gpu/availability.h"
 #include "gpu/registry.h"
@@ -301,9 +302,7 @@ int run_verify(const VerifyOptions& o) {
                      {"unsupported", unsupported},
                      {"rows", nlohmann::json::array()}};
     for (const Row& r : rows) j["rows"].push_back(row_json(r));
-    std::ofstream f(*o.json);
-    f << j.dump(2) << '\n';
-    if (!f) throw std::runtime_error(*o.json + ": cannot write the JSON report");
+    write_json_report(*o.json, j);
   }
   if (o.junit) write_junit(*o.junit, rows, seconds);
   return failed == 0 ? kExitOk : kExitFail;
