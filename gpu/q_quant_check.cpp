@@ -10,7 +10,6 @@
 #include "gpu/portable/kernels.h"
 #include "gpu/workspace.h"
 #include "problem/shape.h"
-#include "quant/fp8.h"
 
 namespace mlacheck::gpu {
 
@@ -24,16 +23,7 @@ DeviceQuantizedQ quantize_q_on_device(const problem::Recipe& r, std::span<const 
   DeviceBuffer<unsigned char> ws(w.bytes);
   ws.fill_bytes(0xA5);  // not a valid answer for any region
 
-  portable::QuantArgs a;
-  a.format = r.q;
-  a.fp8 = r.fp8;
-  a.cast_overflow = r.q_cast_overflow;
-  a.rounding = r.mxfp4_rounding;
-  a.recip_max = 1.0f / quant::fp8_max(r.fp8);
-  if (r.q == problem::QFormat::fp8_static) {
-    a.static_scale = problem::static_q_scale(r);
-    a.static_inv = 1.0f / a.static_scale;
-  }
+  portable::QuantArgs a = portable::quant_args_for(r);
   a.elements = static_cast<int64_t>(q_bf16.size());
   a.q = q.get();
   const auto region = [&](std::size_t offset) {

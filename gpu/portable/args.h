@@ -25,6 +25,10 @@ struct QuantArgs {
   uint8_t* block_scales = nullptr;  // [T, 16, 18] E8M0 (mxfp4)
 };
 
+// The recipe-derived fields of QuantArgs (format, variant, rounding, fl32(1/M), static scale);
+// the caller fills in the sizes and pointers. Host code (gpu/portable/launch.cpp).
+QuantArgs quant_args_for(const problem::Recipe& r);
+
 // The attention kernel (gpu/portable/attention.hip): one block per (request, split).
 struct AttentionArgs {
   // Batch layout (gpu/params.h).

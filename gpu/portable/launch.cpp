@@ -16,6 +16,20 @@
 #include "quant/fp8.h"
 
 namespace mlacheck::gpu::portable {
+
+QuantArgs quant_args_for(const problem::Recipe& r) {
+  QuantArgs a;
+  a.format = r.q;
+  a.fp8 = r.fp8;
+  a.cast_overflow = r.q_cast_overflow;
+  a.rounding = r.mxfp4_rounding;
+  a.recip_max = 1.0f / quant::fp8_max(r.fp8);
+  if (r.q == problem::QFormat::fp8_static) {
+    a.static_scale = problem::static_q_scale(r);
+    a.static_inv = 1.0f / a.static_scale;
+  }
+  return a;
+}
 namespace {
 
 void require(bool ok, const std::string& what) {
@@ -70,16 +84,7 @@ void launch(const problem::Recipe& r, Schedule schedule, const Tunables& tunable
           "workspace of " + std::to_string(p.workspace_bytes) + " bytes, needs " +
               std::to_string(w.bytes));
 
-  QuantArgs qa;
-  qa.format = r.q;
-  qa.fp8 = r.fp8;
-  qa.cast_overflow = r.q_cast_overflow;
-  qa.rounding = r.mxfp4_rounding;
-  qa.recip_max = 1.0f / quant::fp8_max(r.fp8);
-  if (r.q == problem::QFormat::fp8_static) {
-    qa.static_scale = problem::static_q_scale(r);
-    qa.static_inv = 1.0f / qa.static_scale;
-  }
+  QuantArgs qa = quant_args_for(r);
   qa.elements = static_cast<int64_t>(p.total_q) * problem::kNumHeads * problem::kQkDim;
   qa.q = p.q;
   qa.amax = at<uint32_t>(p, w.amax);

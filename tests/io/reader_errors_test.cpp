@@ -6,6 +6,7 @@
 #include <string>
 
 #include "io/safetensors.h"
+#include "tests/io/error_of.h"
 #include "tests/io/scratch_dir.h"
 
 namespace mlacheck::io {
@@ -13,17 +14,7 @@ namespace {
 
 using testing::ScratchDir;
 
-// The message of the io::Error that `f` throws; a test failure if it throws nothing.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no io::Error thrown";
-  return {};
-}
+using testing::error_of;
 
 void expect_mentions(const std::string& msg, std::initializer_list<std::string> parts) {
   for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "lacks \"" << p << "\": " << msg;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "io/safetensors.h"
+#include "tests/io/error_of.h"
 #include "tests/io/scratch_dir.h"
 
 namespace mlacheck::io {
@@ -15,16 +16,7 @@ namespace {
 using testing::list_dir;
 using testing::ScratchDir;
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no io::Error thrown";
-  return {};
-}
+using testing::error_of;
 
 #define EXPECT_MENTIONS(msg, part) EXPECT_NE((msg).find(part), std::string::npos) << (msg)
 
