@@ -6,7 +6,8 @@
 #   hip   CMake 3.25's HIP language cannot find Debian's hip-lang package, and no HIP runtime or
 #         device library for CDNA can be linked here, so clang++ compiles each .hip device-only for
 #         every MLACHECK_HIP_ARCHS entry to assembly, and `hip_device_check` (in ALL) prints each
-#         kernel's resources and fails on scratch. The host code is built without a GPU runtime.
+#         kernel's resources and fails on scratch or on a missing required instruction. The host
+#         code is built without a GPU runtime.
 #   none  no device code at all.
 include_guard(GLOBAL)
 include(CheckLanguage)
@@ -132,10 +133,22 @@ get_filename_component(_mlacheck_hip_report_script "${_mlacheck_hip_report_scrip
 
 # Compiles `sources` (.hip, relative to the calling directory) device-only for every
 # MLACHECK_HIP_ARCHS entry and adds `hip_device_check` (in ALL), which prints the resource report
-# and fails on scratch. `force_include` is included first by every compile.
+# and fails on scratch. `force_include` is included first by every compile. `require` lists
+# "<arch> <source> <instruction regex>" entries: the report also fails unless that source's
+# assembly for that arch has a matching instruction (entries for archs not built are dropped).
+# Assembly files are named after the source's path, '/' -> '-' (portable/attention.hip ->
+# portable-attention.s), so sources of the same name in different folders do not collide.
 # -D__AMDGCN_WAVEFRONT_SIZE=64: ROCm 5.2's headers define warpSize from it and clang >= 20 no longer
 # predefines it; 64 is every gfx9 target's wave size (gpu/platform.h checks kWarpSize against it).
-function(_mlacheck_hip_device_check force_include)
+function(_mlacheck_hip_asm_name out src)
+  get_filename_component(abs "${src}" ABSOLUTE)
+  file(RELATIVE_PATH rel "${CMAKE_CURRENT_SOURCE_DIR}" "${abs}")
+  string(REGEX REPLACE "\\.hip$" "" rel "${rel}")
+  string(REPLACE "/" "-" rel "${rel}")
+  set(${out} "${rel}" PARENT_SCOPE)
+endfunction()
+
+function(_mlacheck_hip_device_check force_include require)
   set(flags -x hip -std=c++20 --offload-device-only -D__AMDGCN_WAVEFRONT_SIZE=64 -nogpulib -O3 -S
             -Rpass-analysis=kernel-resource-usage -Wall -Wextra -I${PROJECT_SOURCE_DIR}
             -include ${force_include})
@@ -147,7 +160,7 @@ function(_mlacheck_hip_device_check force_include)
   foreach(arch IN LISTS MLACHECK_HIP_ARCHS)
     foreach(src IN LISTS ARGN)
       get_filename_component(abs "${src}" ABSOLUTE)
-      get_filename_component(name "${src}" NAME_WE)
+      _mlacheck_hip_asm_name(name "${src}")
       set(asm "${out_root}/${arch}/${name}.s")
       add_custom_command(
         OUTPUT "${asm}"
@@ -161,11 +174,30 @@ function(_mlacheck_hip_device_check force_include)
       list(APPEND asm_files "${asm}")
     endforeach()
   endforeach()
+  # Requirements as "<arch> <asm name> <regex>" for the report.
+  set(required "")
+  foreach(entry IN LISTS require)
+    if(NOT entry MATCHES "^([^ ]+) ([^ ]+) ([^ ]+)$")
+      message(FATAL_ERROR
+              "HIP_REQUIRE_INSTRUCTIONS entry '${entry}' is not '<arch> <source> <regex>'")
+    endif()
+    set(arch "${CMAKE_MATCH_1}")
+    set(src "${CMAKE_MATCH_2}")
+    set(regex "${CMAKE_MATCH_3}")
+    if(NOT src IN_LIST ARGN)
+      message(FATAL_ERROR
+              "HIP_REQUIRE_INSTRUCTIONS entry '${entry}': ${src} is not a device source")
+    endif()
+    if(arch IN_LIST MLACHECK_HIP_ARCHS)
+      _mlacheck_hip_asm_name(name "${src}")
+      list(APPEND required "${arch} ${name} ${regex}")
+    endif()
+  endforeach()
   set(report "${out_root}/hip-resource-report.txt")
   add_custom_command(
     OUTPUT "${report}"
-    COMMAND ${CMAKE_COMMAND} -DMODE=report "-DASM_FILES=${asm_files}" "-DREPORT=${report}"
-            "-DCXXFILT=${MLACHECK_CXXFILT}" -P "${_mlacheck_hip_report_script}"
+    COMMAND ${CMAKE_COMMAND} -DMODE=report "-DASM_FILES=${asm_files}" "-DREQUIRE=${required}"
+            "-DREPORT=${report}" "-DCXXFILT=${MLACHECK_CXXFILT}" -P "${_mlacheck_hip_report_script}"
     DEPENDS ${asm_files} "${_mlacheck_hip_report_script}"
     COMMENT "HIP resource report (${MLACHECK_HIP_ARCHS})"
     VERBATIM)
@@ -174,7 +206,7 @@ endfunction()
 
 # The one entry point for gpu/CMakeLists.txt: the backend's treatment of `target`'s device sources.
 function(mlacheck_gpu_device_sources target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "HIP_FORCE_INCLUDE" "SOURCES")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "HIP_FORCE_INCLUDE" "SOURCES;HIP_REQUIRE_INSTRUCTIONS")
   if(MLACHECK_GPU_BACKEND STREQUAL "cuda")
     # One source for both vendors: nvcc reads the .hip files as CUDA through gpu/platform.h.
     set_source_files_properties(${arg_SOURCES} PROPERTIES LANGUAGE CUDA)
@@ -182,6 +214,7 @@ function(mlacheck_gpu_device_sources target)
     target_compile_definitions(${target} PUBLIC MLACHECK_HAVE_GPU_RUNTIME=1)
     target_link_libraries(${target} PUBLIC CUDA::cudart_static)
   elseif(MLACHECK_GPU_BACKEND STREQUAL "hip")
-    _mlacheck_hip_device_check("${arg_HIP_FORCE_INCLUDE}" ${arg_SOURCES})
+    _mlacheck_hip_device_check("${arg_HIP_FORCE_INCLUDE}" "${arg_HIP_REQUIRE_INSTRUCTIONS}"
+                               ${arg_SOURCES})
   endif()
 endfunction()

@@ -6,14 +6,18 @@
 #     compiles SOURCE device-only to ASM, keeping clang's kernel-resource-usage remarks in
 #     out/gfx950/x.remarks.log (and a depfile ASM.d); errors and warnings are printed.
 #
-#   cmake -DMODE=report -DASM_FILES="a.s;b.s" -DREPORT=out.txt [-DCXXFILT=c++filt] -P this
+#   cmake -DMODE=report -DASM_FILES="a.s;b.s" [-DREQUIRE="<arch> <name> <regex>;..."]
+#         -DREPORT=out.txt [-DCXXFILT=c++filt] -P this
 #     prints per architecture and kernel: VGPRs, AGPRs, SGPRs, scratch, occupancy, LDS, spills and
 #     the instruction count, read from the remarks and cross-checked against the code object
 #     metadata and kernel descriptors in the assembly. Fails (and writes no REPORT) when a kernel
 #     uses scratch or a dynamic stack, has a wave size other than 64 (gpu/platform.h's kWarpSize),
 #     or has resource counts that clang could only give as symbols: that happens when a kernel calls
 #     a function outside its file, such as a ROCm device-library function left undefined by
-#     -nogpulib, and then no number in the report could be trusted.
+#     -nogpulib, and then no number in the report could be trusted. Each REQUIRE entry also fails it
+#     unless <arch>/<name>.s has an instruction whose mnemonic matches <regex> (so that a layer such
+#     as gpu/mma cannot quietly compile to something other than the matrix instructions it wraps);
+#     what was found is printed.
 cmake_minimum_required(VERSION 3.25)
 
 # Splits `text` into a CMake list of lines. Characters that CMake lists treat specially (; [ ] \)
@@ -189,7 +193,8 @@ foreach(asm IN LISTS ASM_FILES)
   _read_remarks("${log}")
   _read_assembly("${asm}")
   if(kernels STREQUAL "")
-    list(APPEND problems "${arch} ${file}.hip: no kernels in the assembly (compiled out?)")
+    string(REPLACE "-" "/" source "${file}")
+    list(APPEND problems "${arch} ${source}.hip: no kernels in the assembly (compiled out?)")
   endif()
   foreach(k IN LISTS kernels)
     math(EXPR kernel_count "${kernel_count} + 1")
@@ -262,9 +267,55 @@ endforeach()
 list(GET ASM_FILES 0 first_asm)
 get_filename_component(out_root "${first_asm}" DIRECTORY)
 get_filename_component(out_root "${out_root}" DIRECTORY)
+
+# Required instructions: the distinct matching mnemonics with their counts, per entry.
+set(required_text "")
+foreach(entry IN LISTS REQUIRE)
+  if(NOT entry MATCHES "^([^ ]+) ([^ ]+) ([^ ]+)$")
+    message(FATAL_ERROR
+            "hip-resource-report.cmake: REQUIRE entry '${entry}' is not '<arch> <name> <regex>'")
+  endif()
+  set(arch "${CMAKE_MATCH_1}")
+  set(name "${CMAKE_MATCH_2}")
+  set(regex "${CMAKE_MATCH_3}")
+  string(REPLACE "-" "/" source "${name}")
+  set(asm "${out_root}/${arch}/${name}.s")
+  set(found "")
+  if(NOT asm IN_LIST ASM_FILES)
+    set(found "assembly not built")
+  else()
+    file(STRINGS "${asm}" matches REGEX "^\t(${regex})( |$)")
+    set(mnemonics "")
+    foreach(line IN LISTS matches)
+      string(REGEX MATCH "^\t([^ ]+)" _ "${line}")
+      set(m "${CMAKE_MATCH_1}")
+      if(NOT m IN_LIST mnemonics)
+        list(APPEND mnemonics "${m}")
+        set("N_${m}" 0)
+      endif()
+      math(EXPR "N_${m}" "${N_${m}} + 1")
+    endforeach()
+    foreach(m IN LISTS mnemonics)
+      string(APPEND found "${m} x${N_${m}} ")
+    endforeach()
+    string(STRIP "${found}" found)
+  endif()
+  if(found STREQUAL "" OR found STREQUAL "assembly not built")
+    list(APPEND problems "${arch} ${source}.hip: no instruction matching '${regex}' (required)")
+    if(found STREQUAL "")
+      set(found "NONE")
+    endif()
+  endif()
+  string(APPEND required_text "  ${arch} ${source}.hip /${regex}/: ${found}\n")
+endforeach()
+if(NOT required_text STREQUAL "")
+  set(required_text "required instructions (arch, source, pattern: found):\n${required_text}")
+endif()
+
 string(CONCAT text
   "HIP device code resource report: ${kernel_count} kernel(s); scratch in bytes/lane, occupancy in "
   "waves/SIMD, LDS in bytes/block, instrs = instructions in the kernel body\n${head}\n${table}"
+  "${required_text}"
   "(assembly and clang remarks: ${out_root}/<arch>/)\n")
 message("${text}")
 if(NOT problems STREQUAL "")

@@ -1,0 +1,62 @@
+#pragma once
+// Runtime builds only (MLACHECK_HAVE_GPU_RUNTIME): gpu/mma/mma.h's tile layer on GPU 0, for
+// tests/gpu/mma_test.cpp. Each product runs in one warp: the operands are copied to shared memory
+// with padded rows by async_copy_16 (the padding poisoned), loaded with the layer's loads,
+// multiplied kMmaCheckSteps times along K, and each C tile is written through TileC::get_i / get_j
+// into a NaN-poisoned output, so a wrong fragment layout gives wrong or missing values.
+// Every function throws gpu::Error on runtime failures, std::invalid_argument on wrong sizes and
+// std::logic_error when the device lacks the product.
+#include <cstdint>
+#include <vector>
+
+namespace mlacheck::gpu {
+
+// The layer's constants as the device code built for GPU 0 sees them.
+struct MmaLayerInfo {
+  int warp_size = 0;
+  int m = 0;   // kM
+  int n = 0;   // kN
+  int k16 = 0;  // kK16
+  int k8 = 0;   // kK8
+  int k4 = 0;   // kK4 (AMD), 0 elsewhere
+  bool has_fp8 = false;       // kHasFp8Mma (OCP e4m3fn)
+  bool has_fp8_fnuz = false;  // kHasFp8FnuzMma (AMD gfx942 only)
+  bool has_scaled = false;    // kHasScaledMma
+};
+MmaLayerInfo device_mma_layer_info();
+
+// Every checked product: D is m x N with N = kMmaCheckTiles * n (C tiles side by side), over
+// K = kMmaCheckSteps * kK (products accumulated in one C tile).
+inline constexpr int kMmaCheckTiles = 2;
+inline constexpr int kMmaCheckSteps = 4;
+
+enum class Mma16 { bf16, f16 };
+// a: m x K, b: N x K (b_transposed: K x N, read with load_b16_trans), 16-bit patterns, row major.
+// Returns D = A · Bᵀ, m x N row major.
+std::vector<float> device_mma16(Mma16 type, bool b_transposed, const std::vector<uint16_t>& a,
+                                const std::vector<uint16_t>& b);
+
+enum class Mma8 { e4m3fn, e4m3fnuz };
+// a: m x K, b: N x K codes (mma_e4m3, or mma_e4m3fnuz on AMD gfx942).
+std::vector<float> device_mma8(Mma8 type, const std::vector<uint8_t>& a,
+                               const std::vector<uint8_t>& b);
+
+// mma_scaled_e2m1 (AMD gfx950): a: m x K/2 bytes, b: N x K/2 bytes (two E2M1 codes a byte, low
+// nibble first), scale_a: m x K/32 and scale_b: N x K/32 E8M0 codes, one per block of 32.
+std::vector<float> device_mma_scaled_e2m1(const std::vector<uint8_t>& a,
+                                          const std::vector<uint8_t>& b,
+                                          const std::vector<uint8_t>& scale_a,
+                                          const std::vector<uint8_t>& scale_b);
+
+// e4m3fn_pair_to_bf16_pair(c) (or e4m3fn_pair_to_f16_pair(c)) for every c in 0 .. 65535, index c.
+enum class PairTo { bf16, f16 };
+std::vector<uint32_t> device_e4m3fn_pairs(PairTo to);
+
+// kAsyncCopyChunks chunks of 16 bytes copied by async_copy_16 into poisoned shared memory (chunk
+// c with valid = valid[c] != 0) in two commit groups, read back by another thread after
+// async_wait and a barrier: src holds 16 * kAsyncCopyChunks bytes; returns the shared bytes.
+inline constexpr int kAsyncCopyChunks = 256;
+std::vector<uint8_t> device_async_copy_16(const std::vector<uint8_t>& src,
+                                          const std::vector<uint8_t>& valid);
+
+}  // namespace mlacheck::gpu
