@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/quant_formats.h"
+#include "gpu/fast/tunables.h"
 #include "gpu/registry.h"
 #include "problem/recipe.h"
 
@@ -28,9 +29,16 @@ int run_list() {
              "splits", "why these tunables");
   for (const gpu::Strategy& s : gpu::strategies())
     fmt::print("  {:<33} {:<12} {:<12} {:>7} {:>6}  {}\n", s.name, s.recipe.name,
-               gpu::to_string(s.schedule), s.tunables.threads,
-               s.schedule == gpu::Schedule::split_k ? std::to_string(s.tunables.splits) : "-",
+               gpu::to_string(s.schedule),
+               s.tunables.threads > 0 ? std::to_string(s.tunables.threads) : "kernel",
+               s.schedule != gpu::Schedule::split_k ? "-"
+               : s.tunables.split_rule            ? "rule"
+                                                  : std::to_string(s.tunables.splits),
                s.why);
+
+  fmt::print("\nTunables of the mma strategies (data/tunables/fast.def):\n");
+  for (const gpu::fast::TunableRow& t : gpu::fast::tunables())
+    fmt::print("  {:<18} {:>5}  {}\n", t.name, t.value, t.chosen_by);
   return kExitOk;
 }
 

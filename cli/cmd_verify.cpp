@@ -224,8 +224,8 @@ int run_verify(const VerifyOptions& o) {
     std::unique_ptr<gpu::DeviceProblem> device;
     if (!no_gpu) device = std::make_unique<gpu::DeviceProblem>(in.batch, in.q);
 #endif
-    // Emulated outputs by (recipe, splits): single pass and split-K of a recipe differ.
-    std::map<std::pair<std::string, int>, ref::EmulatedResult> emulated;
+    // Emulated outputs by (recipe, splits, softmax step): the strategies of a recipe differ there.
+    std::map<std::tuple<std::string, int, int>, ref::EmulatedResult> emulated;
     for (const gpu::Strategy* s : strategies) {
       Row row;
       row.case_name = spec.name;
@@ -239,10 +239,10 @@ int run_verify(const VerifyOptions& o) {
           rows.push_back(std::move(row));
           continue;
         }
-        const auto key = std::make_pair(std::string(s->recipe.name), s->emulated_splits());
+        const int splits = s->emulated_splits(in.batch);
+        const auto key = std::make_tuple(std::string(s->recipe.name), splits, s->recipe.softmax_tile);
         if (!emulated.contains(key))
-          emulated.emplace(key, ref::decode_emulated(in.batch, in.q, cache, s->recipe,
-                                                     s->emulated_splits()));
+          emulated.emplace(key, ref::decode_emulated(in.batch, in.q, cache, s->recipe, splits));
         const ref::EmulatedResult& emu = emulated.at(key);
         const check::Gate gate(s->recipe, data, layout, exact.out, emu.out);
         if (no_gpu) {

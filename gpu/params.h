@@ -26,6 +26,10 @@ struct DecodeParams {
                                          //   exactly when kv_indices is (Batch::page_indptr())
   int32_t page_size = 1;                 // rows per page (1 when contiguous)
   int64_t cache_rows = 0;                // N
+  // Host-side: the longest request's key count (Batch::kv_len's maximum). Strategies whose split
+  // count depends on the batch (Tunables::split_rule) read it, since reading kv_indptr would need
+  // a device-to-host copy and a synchronization.
+  int64_t max_kv_len = 0;
 
   // --- inputs ---
   const uint16_t* q = nullptr;  // [T, H, D] bf16; quantized on the device when the recipe says so

@@ -54,6 +54,12 @@ inline hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop, int device) {
   return cudaGetDeviceProperties(prop, device);
 }
 inline hipError_t hipGetLastError() { return cudaGetLastError(); }
+using hipFuncAttribute = cudaFuncAttribute;
+inline constexpr hipFuncAttribute hipFuncAttributeMaxDynamicSharedMemorySize =
+    cudaFuncAttributeMaxDynamicSharedMemorySize;
+inline hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value) {
+  return cudaFuncSetAttribute(func, attr, value);
+}
 inline const char* hipGetErrorString(hipError_t error) { return cudaGetErrorString(error); }
 
 // Streams, events and graphs: launches are queued on a caller's stream, timed with events and

@@ -1,10 +1,14 @@
 #include "gpu/registry.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 
+#include "gpu/fast/config.h"
+#include "gpu/fast/split_rule.h"
 #include "gpu/portable/config.h"
 #include "gpu/portable/instances.h"
+#include "gpu/fast/launch.h"
 #include "gpu/portable/launch.h"
 #include "gpu/workspace.h"
 #include "quant/formats.h"
@@ -29,6 +33,10 @@ constexpr std::string_view kWhySingle = "threads: portable kernel's 16 heads x 1
 constexpr std::string_view kWhySplit =
     "threads: 16 heads x 16 keys; splits: the recipe's default (problem/recipe.cpp; not tuned)";
 
+constexpr std::string_view kWhyFast =
+    "warps, tile, stages: data/tunables/fast.def; splits: gpu/fast/split_rule.h per batch";
+constexpr Tunables kFast{0, 0, true, fast::kTileKeys};
+
 constexpr Row kTable[] = {
     {"a16w16", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
     {"a16w16", Schedule::split_k, "portable", {portable::kThreads, 32}, kWhySplit},
@@ -44,6 +52,13 @@ constexpr Row kTable[] = {
     {"a16w4", Schedule::split_k, "portable", {portable::kThreads, 8}, kWhySplit},
     {"a4w4", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
     {"a4w4", Schedule::split_k, "portable", {portable::kThreads, 4}, kWhySplit},
+    {"a16w16", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a16w8", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a8w8", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a8w8-static", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a8w8-cast", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a16w4", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a4w4", Schedule::split_k, "mma", kFast, kWhyFast},
 };
 
 std::vector<Strategy> build_table() {
@@ -56,12 +71,13 @@ std::vector<Strategy> build_table() {
     s.name = std::string(row.recipe) + "/" + std::string(to_string(row.schedule)) + "/" +
              std::string(row.variant);
     s.recipe = *recipe;
+    if (row.tunables.softmax_tile > 0) s.recipe.softmax_tile = row.tunables.softmax_tile;
     s.schedule = row.schedule;
     s.variant = row.variant;
     s.tunables = row.tunables;
     s.why = row.why;
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
-    s.launcher = &portable::launch;
+    s.launcher = row.variant == "mma" ? &fast::launch : &portable::launch;
 #endif
     out.push_back(std::move(s));
   }
@@ -96,11 +112,20 @@ std::optional<std::string> Strategy::supports(const problem::Batch& batch,
            " x P " + std::string(problem::to_string(recipe.p)) + " x softmax base " +
            std::string(problem::to_string(recipe.base)) + " (gpu/portable/instances.h)";
   if (recipe.softmax_tile < 0) return "softmax_tile " + to_string(recipe.softmax_tile) + " < 0";
-  if (tunables.threads != portable::kThreads)
+  if (variant == "mma") {
+    if (recipe.p == problem::PFormat::f32)
+      return "the mma kernel has no float32 P (its P·V operands are 16-bit)";
+    if (recipe.kv == problem::KvFormat::fp8 && recipe.p == problem::PFormat::fp8 &&
+        (recipe.q == problem::QFormat::bf16 || recipe.q == problem::QFormat::mxfp4_dynamic))
+      return "the mma kernel runs fp8 KV x fp8 P on f16 operands, which needs an fp8 Q";
+    if (recipe.softmax_tile != fast::kTileKeys)
+      return "the mma kernel's softmax step is its tile of " + to_string(fast::kTileKeys) + " keys";
+  } else if (tunables.threads != portable::kThreads) {
     return "threads " + to_string(tunables.threads) + ": the portable kernel is compiled for " +
            to_string(portable::kThreads);
-  const int splits = schedule == Schedule::split_k ? tunables.splits : 1;
-  if (splits < 1 || splits > portable::kMaxSplits)
+  }
+  const int splits = std::max(1, emulated_splits(batch));
+  if (schedule == Schedule::split_k && (splits < 1 || splits > portable::kMaxSplits))
     return "split count " + to_string(splits) + " outside 1.." + to_string(portable::kMaxSplits);
   if (batch.num_requests() * splits > INT32_MAX)
     return to_string(batch.num_requests()) + " requests x " + to_string(splits) +
@@ -108,8 +133,15 @@ std::optional<std::string> Strategy::supports(const problem::Batch& batch,
   return std::nullopt;
 }
 
+int Strategy::splits_for(int64_t num_requests, int64_t max_kv_len) const {
+  if (schedule != Schedule::split_k) return 0;
+  if (tunables.split_rule)
+    return fast::split_count(fast::tuned_split_rule(), num_requests, max_kv_len);
+  return tunables.splits;
+}
+
 std::size_t Strategy::workspace_bytes(const problem::Batch& batch) const {
-  return workspace_layout(recipe, emulated_splits(), batch.total_q()).bytes;
+  return workspace_layout(recipe, emulated_splits(batch), batch.total_q()).bytes;
 }
 
 void Strategy::launch(const DecodeParams& params, StreamHandle stream) const {

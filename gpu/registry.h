@@ -8,7 +8,8 @@
 //   recipe    a problem::recipes() name (a16w16, a8w8, ...)
 //   schedule  single-pass (one block per request, all its keys) or split-k (n splits per request
 //             plus an LSE-merge kernel)
-//   variant   the kernel family: portable (plain HIP: FMA, shared memory, shuffles)
+//   variant   the kernel family: portable (plain HIP: FMA, shared memory, shuffles), mma (the
+//             matrix units through gpu/mma/, gpu/fast/: tiles of keys in a copy pipeline)
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -27,8 +28,14 @@ enum class Schedule : uint8_t { single_pass, split_k };
 std::string_view to_string(Schedule);  // "single-pass", "split-k"
 
 struct Tunables {
-  int threads = 0;  // threads per attention block
-  int splits = 0;   // split-K splits per request; 0 for a single pass
+  int threads = 0;  // threads per attention block (portable); 0: the kernel's own (mma: kWarps warps)
+  int splits = 0;   // split-K splits per request (fixed); unused with split_rule
+  // Splits chosen per batch (gpu/fast/split_rule.h) from its request count and longest request;
+  // a count of 1 runs as a single pass.
+  bool split_rule = false;
+  // Keys per online-softmax step of the kernel, when it is the kernel's (its tile) and not the
+  // recipe's default; 0: the recipe's. build_table writes it into Strategy::recipe.
+  int softmax_tile = 0;
 };
 
 // Queues the whole decode (Q quantization, attention, merge) on `stream`: no allocation, no host
@@ -39,6 +46,8 @@ using Launcher = void (*)(const problem::Recipe& recipe, Schedule schedule, cons
 
 struct Strategy {
   std::string name;  // recipe/schedule/variant
+  // The recipe's numerics with this strategy's softmax step (Tunables::softmax_tile): what the
+  // emulated reference must run to be compared with this strategy.
   problem::Recipe recipe;
   Schedule schedule = Schedule::single_pass;
   std::string variant;
@@ -52,9 +61,13 @@ struct Strategy {
                                       const problem::KvCache& cache) const;
   // Bytes of DecodeParams::workspace a launch on this batch needs.
   std::size_t workspace_bytes(const problem::Batch& batch) const;
-  // The split count of the emulated reference this strategy must match
-  // (ref::decode_emulated's num_splits): 0 for a single pass.
-  int emulated_splits() const { return schedule == Schedule::split_k ? tunables.splits : 0; }
+  // The split count a launch uses for a batch of `num_requests` whose longest request has
+  // `max_kv_len` keys (DecodeParams::max_kv_len), which is also the split count of the emulated
+  // reference this strategy must match (ref::decode_emulated's num_splits): 0 for a single pass.
+  int splits_for(int64_t num_requests, int64_t max_kv_len) const;
+  int emulated_splits(const problem::Batch& batch) const {
+    return splits_for(batch.num_requests(), batch.max_kv_len());
+  }
   // Queues the decode (see Launcher). Throws std::runtime_error in a build without a GPU runtime.
   void launch(const DecodeParams& params, StreamHandle stream) const;
 };

@@ -36,6 +36,12 @@ class Batch {
   int64_t total_kv() const { return kv_indptr_.back(); }
   int32_t q_len(int64_t b) const { return qo_indptr_[b + 1] - qo_indptr_[b]; }
   int32_t kv_len(int64_t b) const { return kv_indptr_[b + 1] - kv_indptr_[b]; }
+  // The longest request's key count (0 without requests).
+  int32_t max_kv_len() const {
+    int32_t most = 0;
+    for (int64_t b = 0; b < num_requests(); ++b) most = kv_len(b) > most ? kv_len(b) : most;
+    return most;
+  }
   int32_t page_size() const { return page_size_; }
   bool paged() const { return !kv_indices_.empty(); }
   int64_t cache_rows() const { return cache_rows_; }

@@ -17,6 +17,10 @@
 #   bench-graph.log  mlacheck bench --graph on the 8 harness shapes (+ bench-graph.json)
 #   bench.log        the same with stream launches, if time is left (+ bench.json)
 #   summary.txt      each step's exit code and time
+# Environment: MLACHECK_DEVICE_STRATEGIES (a strategy glob, default '*') narrows verify, memcheck
+# and bench; MLACHECK_DEVICE_TESTS (a gtest filter, default 'Gpu*') narrows the selftest;
+# MLACHECK_DEVICE_PROFILE="STRATEGY@CASE ..." adds profile.log: Nsight Compute's speed-of-light,
+# warp-state, scheduler and memory sections for the attention kernel of each pair (one launch).
 # Exit status: 0 when every step that ran passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +29,11 @@ bin="$build/cli/mlacheck"
 out=${OUT:-device-check-out}
 export MLACHECK_DATA_DIR=${MLACHECK_DATA_DIR:-$PWD/data}
 budget=${MLACHECK_DEVICE_BUDGET_S:-570}
+strategies=${MLACHECK_DEVICE_STRATEGIES:-*}
+tests=${MLACHECK_DEVICE_TESTS:-Gpu*}
+# The decode tests of the strategies the glob names, on the small cases (test names spell '/' and
+# '-' as '_').
+memcheck_tests="Gpu/GpuDecode.*$(echo "$strategies" | tr '/-' '__')*tiny*:Gpu/GpuQQuant.*harness*"
 mkdir -p "$out"
 [[ -x "$bin" ]] || { echo "no binary at $bin (build it first, see the top of this script)"; exit 2; }
 # The binary links libstdc++ and libgomp dynamically; if the device image lacks one, use the copies
@@ -67,16 +76,27 @@ step() {
 } > "$out/gpu.txt" 2>&1
 head -n 20 "$out/gpu.txt"
 
-step selftest 200 "$bin" selftest --gtest_filter='Gpu*' --gtest_output="xml:$out/selftest.xml"
-step verify 200 "$bin" verify --json "$out/verify.json" --junit "$out/verify.xml"
+step selftest 200 "$bin" selftest --gtest_filter="$tests" --gtest_output="xml:$out/selftest.xml"
+step verify 200 "$bin" verify --strategy "$strategies" --json "$out/verify.json" --junit "$out/verify.xml"
 if command -v compute-sanitizer > /dev/null; then
   step memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check no \
-    "$bin" selftest --gtest_filter='Gpu/GpuDecode.*tiny*:Gpu/GpuQQuant.*harness*'
+    "$bin" selftest --gtest_filter="$memcheck_tests"
 else
   echo "memcheck: compute-sanitizer not found" | tee -a "$summary"
 fi
-step bench-graph 120 "$bin" bench --graph --reps 30 --json "$out/bench-graph.json"
-step bench 120 "$bin" bench --reps 30 --json "$out/bench.json"
+if [[ -n "${MLACHECK_DEVICE_PROFILE:-}" ]] && command -v ncu > /dev/null; then
+  profile() {
+    for pair in $MLACHECK_DEVICE_PROFILE; do
+      echo "=== ${pair%@*} on ${pair#*@}"
+      ncu -k regex:attention --launch-count 1 --section SpeedOfLight --section WarpStateStats \
+        --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+        "$bin" bench --strategy "${pair%@*}" --case "${pair#*@}" --reps 1 --warmup 0 || return 1
+    done
+  }
+  step profile 150 profile
+fi
+step bench-graph 120 "$bin" bench --strategy "$strategies" --graph --reps 30 --json "$out/bench-graph.json"
+step bench 120 "$bin" bench --strategy "$strategies" --reps 30 --json "$out/bench.json"
 
 echo "== summary"
 cat "$summary"

@@ -22,6 +22,7 @@
 #include "gpu/portable/device_math.h"
 #include "gpu/portable/instances.h"
 #include "gpu/portable/kernels.h"
+#include "gpu/portable/operands.h"
 #include "gpu/portable/rounding.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
@@ -44,31 +45,6 @@ constexpr int kOutPairsPerThread = kVPairs / kChunkKeys;  // 16 pairs = 32 dims 
 static_assert(kThreads == kNumHeads * kChunkKeys);
 static_assert(kVPairs % kChunkKeys == 0);
 
-// The value of an MXFP4 element, exact in float32 (NUMERICS §5.7).
-__device__ __forceinline__ float mxfp4_value(uint8_t code, uint8_t scale) {
-  return quant::detail::mul_amd_nan(quant::e2m1_to_f32(code), quant::e8m0_to_f32(scale));
-}
-__device__ __forceinline__ uint32_t pair_of(float even, float odd) {
-  return pack_bf16(quant::f32_to_bf16(even), quant::f32_to_bf16(odd));  // exact: see the top
-}
-
-// Elements 2j, 2j+1 of Q row `row` (= token * 16 + head) as the recipe feeds them to Q·Kᵀ.
-__device__ uint32_t q_pair(const AttentionArgs& a, int64_t row, int j) {
-  switch (a.q_format) {
-    case problem::QFormat::bf16:
-      return reinterpret_cast<const uint32_t*>(a.q_bf16 + row * kQkDim)[j];
-    case problem::QFormat::mxfp4_dynamic: {
-      const uint8_t codes = a.q_mxfp4[row * problem::kMxfp4RowBytes + j];
-      const uint8_t scale = a.q_mxfp4_scale[row * problem::kMxfp4RowScales + j / 16];
-      return pair_of(mxfp4_value(codes & 0x0F, scale), mxfp4_value(codes >> 4, scale));
-    }
-    default: {  // fp8 codes; the per-tensor scale multiplies the score, not the element
-      const uint8_t* c = a.q_fp8 + row * kQkDim + 2 * j;
-      return pair_of(quant::fp8_to_f32(c[0], a.fp8), quant::fp8_to_f32(c[1], a.fp8));
-    }
-  }
-}
-
 // Elements 2j, 2j+1 of cache row `row`, decoded (fp8 without its tensor scale).
 template <KvFormat Kv>
 __device__ __forceinline__ uint32_t kv_pair(const AttentionArgs& a, int64_t row, int j) {
@@ -78,17 +54,9 @@ __device__ __forceinline__ uint32_t kv_pair(const AttentionArgs& a, int64_t row,
     const uint8_t* c = a.kv_fp8 + row * kQkDim + 2 * j;
     return pair_of(quant::fp8_to_f32(c[0], a.fp8), quant::fp8_to_f32(c[1], a.fp8));
   } else {
-    const uint8_t codes = a.kv_mxfp4[row * problem::kMxfp4RowBytes + j];
-    const uint8_t scale = a.kv_mxfp4_scale[row * problem::kMxfp4RowScales + j / 16];
-    return pair_of(mxfp4_value(codes & 0x0F, scale), mxfp4_value(codes >> 4, scale));
+    return mxfp4_pair(a.kv_mxfp4[row * problem::kMxfp4RowBytes + j],
+                      a.kv_mxfp4_scale[row * problem::kMxfp4RowScales + j / 16]);
   }
-}
-
-// Cache row of key t of request b (problem/batch.h's kv_row).
-__device__ __forceinline__ int64_t kv_row(const AttentionArgs& a, int64_t b, int64_t t) {
-  if (a.kv_indices == nullptr) return a.kv_indptr[b] + t;
-  const int64_t page = a.kv_indices[a.page_indptr[b] + t / a.page_size];
-  return page * a.page_size + t % a.page_size;
 }
 
 // V in the P·V operand type: rounded to bf16 / fp16 when P is one of those (the reference's

@@ -32,7 +32,7 @@ inline constexpr int kMaxSplits = 256;
 inline constexpr int kQuantThreads = 256;
 inline constexpr int kAmaxBlocks = 256;
 
-// Output threads of the LSE-merge kernel (one block per query row, 16 heads x 512 dims).
-inline constexpr int kMergeThreads = 256;
+// Threads of the LSE-merge kernel: one block per (query row, head), 4 of the 512 dims each.
+inline constexpr int kMergeThreads = 128;
 
 }  // namespace mlacheck::gpu::portable

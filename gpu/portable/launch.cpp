@@ -54,12 +54,19 @@ float base_score_scale(const problem::Recipe& r) {
 
 void launch(const problem::Recipe& r, Schedule schedule, const Tunables& tunables,
             const DecodeParams& p, StreamHandle stream) {
-  const auto instance = find_instance(r);
-  require(instance.has_value(), "no kernel instance for recipe " + std::string(r.name));
   require(tunables.threads == kThreads, "threads must be " + std::to_string(kThreads));
   const int splits = schedule == Schedule::split_k ? tunables.splits : 0;
-  require(schedule == Schedule::single_pass || (splits >= 1 && splits <= kMaxSplits),
-          "split count " + std::to_string(splits) + " outside 1.." + std::to_string(kMaxSplits));
+  require(schedule == Schedule::single_pass || splits >= 1,
+          "split count " + std::to_string(splits) + " < 1");
+  launch_with(r, splits, p, stream, &launch_attention);
+}
+
+void launch_with(const problem::Recipe& r, int splits, const DecodeParams& p, StreamHandle stream,
+                 AttentionLauncher attention) {
+  const auto instance = find_instance(r);
+  require(instance.has_value(), "no kernel instance for recipe " + std::string(r.name));
+  require(splits >= 0 && splits <= kMaxSplits,
+          "split count " + std::to_string(splits) + " outside 0.." + std::to_string(kMaxSplits));
   require(r.softmax_tile >= 0, "softmax_tile < 0");
   require(p.num_requests >= 0 && p.total_q >= 0, "negative sizes");
   if (p.num_requests == 0) return;
@@ -121,8 +128,8 @@ void launch(const problem::Recipe& r, Schedule schedule, const Tunables& tunable
   a.lse = p.lse;
   a.part_o = at<float>(p, w.part_o);
   a.part_lse = at<float>(p, w.part_lse);
-  launch_attention(*instance, a, static_cast<int64_t>(p.num_requests) * (splits > 0 ? splits : 1),
-                   stream);
+  attention(*instance, a, static_cast<int64_t>(p.num_requests) * (splits > 0 ? splits : 1),
+            stream);
 
   if (splits > 0) {
     MergeArgs m;

@@ -1,6 +1,7 @@
 // The split-K LSE merge (ref/decode_emulated.h step 5), one block per query row, float32, splits in
 // order: M = max lse, w_s = b^(lse_s - M), W = Σ w_s, out = bf16(fl32(Σ w_s·o_s) / W),
 // lse = fl32(M + log_b W). A row with no visible key in any split gets out = 0, lse = -inf.
+// The partials are 16-byte aligned (workspace regions are 256-byte aligned, rows 2 KB).
 #include <cstdint>
 #include <limits>
 
@@ -18,67 +19,76 @@ namespace {
 using problem::kNumHeads;
 using problem::kVDim;
 
-constexpr int kThreadsPerHead = kMergeThreads / kNumHeads;      // 16
-constexpr int kPairsPerThread = kVDim / 2 / kThreadsPerHead;    // 16 pairs = 32 dims
-static_assert(kThreadsPerHead * kNumHeads == kMergeThreads);
-static_assert(kPairsPerThread * kThreadsPerHead * 2 == kVDim);
+// One block per (query row, head): thread t merges dims 4t .. 4t+3. Many blocks (T x 16) with
+// their loads in flight at once, because each output element reads one partial per split; with a
+// block per query row a small batch (4 rows x 32 splits) is a handful of blocks waiting on serial
+// loads.
+constexpr int kDimsPerThread = 4;
+static_assert(kMergeThreads * kDimsPerThread == kVDim);
 
 __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
   constexpr float kNegInf = -__builtin_huge_valf();
-  __shared__ float weight[kMaxSplits][kNumHeads];
-  __shared__ float total[kNumHeads];
-  __shared__ bool empty[kNumHeads];
+  __shared__ float weight[kMaxSplits];
+  __shared__ float lse_of[kMaxSplits];
+  __shared__ float big_and_total[2];
 
   const int tid = static_cast<int>(threadIdx.x);
-  const int64_t token = blockIdx.x;
+  const int64_t token = blockIdx.x / kNumHeads;
+  const int head = static_cast<int>(blockIdx.x % kNumHeads);
   const int splits = a.num_splits;
-  if (tid < kNumHeads) {  // weights of head tid, in split order
-    const float* lse = a.part_lse + token * splits * kNumHeads + tid;
+  for (int s = tid; s < splits; s += kMergeThreads)
+    lse_of[s] = a.part_lse[(token * splits + s) * kNumHeads + head];
+  block_sync();
+  if (tid == 0) {  // max in split order (a NaN is skipped, as std::max)
     float big = kNegInf;
-    for (int s = 0; s < splits; ++s) big = big < lse[s * kNumHeads] ? lse[s * kNumHeads] : big;
-    empty[tid] = big == kNegInf;
-    float sum = 0.0f;
-    if (big != kNegInf) {
-      for (int s = 0; s < splits; ++s) {
-        const float w = exp_base(a.base2, lse[s * kNumHeads] - big);  // empty split: 0
-        weight[s][tid] = w;
-        sum = sum + w;
-      }
-    }
-    total[tid] = sum;
-    if (a.lse != nullptr)
-      a.lse[token * kNumHeads + tid] =
-          big == kNegInf ? kNegInf : natural_lse(a.base2, big + log_base(a.base2, sum));
+    for (int s = 0; s < splits; ++s) big = big < lse_of[s] ? lse_of[s] : big;
+    big_and_total[0] = big;
   }
   block_sync();
-
-  const int head = tid / kThreadsPerHead;
-  const int lane = tid % kThreadsPerHead;
-  uint32_t* out = reinterpret_cast<uint32_t*>(a.out + (token * kNumHeads + head) * kVDim);
-  for (int jj = 0; jj < kPairsPerThread; ++jj) {
-    const int pair = lane + kThreadsPerHead * jj;
-    float even = 0.0f, odd = 0.0f;
-    if (!empty[head]) {
-      for (int s = 0; s < splits; ++s) {
-        const float w = weight[s][head];
-        const float* o = a.part_o + ((token * splits + s) * kNumHeads + head) * kVDim + 2 * pair;
-        const float we = w * o[0];  // product then sum: one rounding each, as the reference
-        const float wo = w * o[1];
-        even = even + we;
-        odd = odd + wo;
-      }
-      even = even / total[head];
-      odd = odd / total[head];
-    }
-    out[pair] = pack_bf16(quant::f32_to_bf16(even), quant::f32_to_bf16(odd));
+  const float big = big_and_total[0];
+  const bool empty = big == kNegInf;
+  for (int s = tid; s < splits; s += kMergeThreads)
+    weight[s] = empty ? 0.0f : exp_base(a.base2, lse_of[s] - big);  // empty split: 0
+  block_sync();
+  if (tid == 0) {  // W = Σ w_s in split order
+    float sum = 0.0f;
+    for (int s = 0; s < splits; ++s) sum = sum + weight[s];
+    big_and_total[1] = sum;
+    if (a.lse != nullptr)
+      a.lse[token * kNumHeads + head] =
+          empty ? kNegInf : natural_lse(a.base2, big + log_base(a.base2, sum));
   }
+  block_sync();
+  const float total = big_and_total[1];
+
+  float acc[kDimsPerThread] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (!empty) {
+    const float* o = a.part_o + (token * splits * kNumHeads + head) * kVDim + kDimsPerThread * tid;
+    const int64_t split_stride = static_cast<int64_t>(kNumHeads) * kVDim;
+#pragma unroll 8
+    for (int s = 0; s < splits; ++s) {
+      const float4 v = *reinterpret_cast<const float4*>(o + s * split_stride);
+      const float w = weight[s];
+      const float p0 = w * v.x, p1 = w * v.y, p2 = w * v.z, p3 = w * v.w;  // product, then sum
+      acc[0] = acc[0] + p0;
+      acc[1] = acc[1] + p1;
+      acc[2] = acc[2] + p2;
+      acc[3] = acc[3] + p3;
+    }
+#pragma unroll
+    for (int e = 0; e < kDimsPerThread; ++e) acc[e] = acc[e] / total;
+  }
+  uint32_t* out = reinterpret_cast<uint32_t*>(a.out + (token * kNumHeads + head) * kVDim +
+                                              kDimsPerThread * tid);
+  out[0] = pack_bf16(quant::f32_to_bf16(acc[0]), quant::f32_to_bf16(acc[1]));
+  out[1] = pack_bf16(quant::f32_to_bf16(acc[2]), quant::f32_to_bf16(acc[3]));
 }
 
 }  // namespace
 
 void launch_merge(const MergeArgs& args, int64_t rows, StreamHandle stream) {
   if (rows == 0) return;
-  merge_kernel<<<static_cast<unsigned>(rows), kMergeThreads, 0, static_cast<hipStream_t>(stream)>>>(
+  merge_kernel<<<static_cast<unsigned>(rows * kNumHeads), kMergeThreads, 0, static_cast<hipStream_t>(stream)>>>(
       args);
   MLACHECK_GPU_CHECK(hipGetLastError());
 }

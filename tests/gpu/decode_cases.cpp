@@ -72,7 +72,7 @@ PreparedCase::PreparedCase(const ref::CaseSpec& s)
 }
 
 const ref::EmulatedResult& PreparedCase::emulated(const problem::Recipe& r, int splits) {
-  const auto key = std::make_pair(std::string(r.name), splits);
+  const auto key = std::make_tuple(std::string(r.name), splits, r.softmax_tile);
   auto it = emulated_.find(key);
   if (it == emulated_.end())
     it = emulated_

@@ -3,6 +3,7 @@
 // computes for them once: inputs, the caches of every format, the exact output, the data scale,
 // and the emulated output of each (recipe, split count) on first use.
 #include <map>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <utility>
@@ -40,7 +41,7 @@ class PreparedCase {
   ref::ExactResult exact_;
   check::DataScale data_;
   check::OutputLayout layout_;
-  std::map<std::pair<std::string, int>, ref::EmulatedResult> emulated_;
+  std::map<std::tuple<std::string, int, int>, ref::EmulatedResult> emulated_;  // (recipe, splits, softmax step)
 };
 
 // The prepared case of that name (made on first use, kept for the rest of the process).

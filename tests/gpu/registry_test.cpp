@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpu/portable/instances.h"
+#include "gpu/fast/split_rule.h"
 #include "gpu/registry.h"
 #include "gpu/workspace.h"
 #include "problem/batch.h"
@@ -30,11 +31,21 @@ TEST(GpuRegistry, EveryRecipeHasBothSchedulesAndNamesFollowTheGrammar) {
     EXPECT_TRUE(problem::find_recipe(s.recipe.name).has_value()) << s.name;
     EXPECT_FALSE(s.why.empty()) << s.name;
     EXPECT_EQ(find_strategy(s.name), &s);
-    if (s.schedule == Schedule::split_k) {
+    const problem::Batch batch = problem::Batch::uniform(4, 1024);
+    if (s.schedule == Schedule::split_k && s.tunables.split_rule) {
+      EXPECT_EQ(s.emulated_splits(batch), fast::split_count(fast::tuned_split_rule(), 4, 1024))
+          << s.name;
+    } else if (s.schedule == Schedule::split_k) {
       EXPECT_GE(s.tunables.splits, 1) << s.name;
-      EXPECT_EQ(s.emulated_splits(), s.tunables.splits) << s.name;
+      EXPECT_EQ(s.emulated_splits(batch), s.tunables.splits) << s.name;
     } else {
-      EXPECT_EQ(s.emulated_splits(), 0) << s.name;
+      EXPECT_EQ(s.emulated_splits(batch), 0) << s.name;
+    }
+    // The emulation runs the strategy's softmax step: the kernel's tile for the mma family.
+    if (s.tunables.softmax_tile > 0) {
+      EXPECT_EQ(s.recipe.softmax_tile, s.tunables.softmax_tile) << s.name;
+    } else {
+      EXPECT_EQ(s.recipe.softmax_tile, problem::find_recipe(s.recipe.name)->softmax_tile) << s.name;
     }
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
     EXPECT_NE(s.launcher, nullptr) << s.name;
@@ -106,7 +117,9 @@ TEST(GpuRegistry, GlobSelectsByName) {
 TEST(GpuWorkspace, RegionsFitAndDoNotOverlap) {
   for (const Strategy& s : strategies()) {
     for (const int64_t tokens : {1, 7, 256}) {
-      const WorkspaceLayout w = workspace_layout(s.recipe, s.emulated_splits(), tokens);
+      const problem::Batch batch = problem::Batch::uniform(static_cast<int32_t>(tokens), 10);
+      const int splits = s.emulated_splits(batch);
+      const WorkspaceLayout w = workspace_layout(s.recipe, splits, tokens);
       const std::size_t rows = static_cast<std::size_t>(tokens) * 16;
       struct Region {
         std::size_t at, bytes;
@@ -125,12 +138,11 @@ TEST(GpuWorkspace, RegionsFitAndDoNotOverlap) {
       add(w.q_block_scales, rows * 18);
       add(w.q_scale, 4);
       add(w.amax, 4 * 256);
-      add(w.part_o, rows * static_cast<std::size_t>(s.emulated_splits()) * 512 * 4);
-      add(w.part_lse, rows * static_cast<std::size_t>(s.emulated_splits()) * 4);
+      add(w.part_o, rows * static_cast<std::size_t>(splits) * 512 * 4);
+      add(w.part_lse, rows * static_cast<std::size_t>(splits) * 4);
       EXPECT_EQ(w.q_codes == WorkspaceLayout::kAbsent, s.recipe.q == problem::QFormat::bf16);
-      EXPECT_EQ(w.part_o == WorkspaceLayout::kAbsent, s.schedule == Schedule::single_pass);
-      EXPECT_EQ(s.workspace_bytes(problem::Batch::uniform(static_cast<int32_t>(tokens), 10)),
-                w.bytes);
+      EXPECT_EQ(w.part_o == WorkspaceLayout::kAbsent, splits == 0);
+      EXPECT_EQ(s.workspace_bytes(batch), w.bytes);
     }
   }
 }

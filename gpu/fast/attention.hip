@@ -1,0 +1,472 @@
+// The fast attention kernel: one block per (request, split), all 16 heads, the split's keys in
+// tiles of kTileKeys through a multi-stage global -> shared copy pipeline, both products on the
+// matrix units (gpu/mma/mma.h). Per tile, following ref/decode_emulated.h with softmax_tile =
+// kTileKeys:
+//   1. Q·Kᵀ: warp w multiplies its quarter of the 576 dims (Q's operands stay in its registers for
+//      the whole split) for all keys; the four partial score tiles are summed in shared memory.
+//   2. Softmax step (kThreads / 16 threads per head): s = fl32(dot · score scale), masked keys
+//      -inf; m' = max(m, tile max); p = b^(s - m'); l = l·α + Σp (unrounded p); P rounded to the
+//      recipe's format.
+//   3. P·V: warp w owns 128 value dims; acc = acc·α, then acc += P·V on the matrix units.
+// Every operand value is exactly a bf16 value (bf16, fp8 and E2M1·2^e caches; P in bf16 or fp8),
+// so one bf16 product is exact; an f16 P (a4w4) is split into two bf16 parts whose sum is exactly
+// P (11 significant bits = 8 + 3), and V is rounded to f16 (its P·V operand type) in registers.
+// Recipes whose Q, KV and P are all fp8 (a8w8*) run on f16 operands instead: fp8 values are f16
+// values, and e4m3 -> f16 is one conversion per pair where e4m3 -> bf16 takes several.
+// Products are exact; only the float32 summation order differs from the reference, which the
+// gate's kernel bound allows for.
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "gpu/fast/config.h"
+#include "gpu/fast/decode.h"
+#include "gpu/fast/kernels.h"
+#include "gpu/fast/traits.h"
+#include "gpu/mma/mma.h"
+#include "gpu/platform.h"
+#include "gpu/portable/device_common.h"
+#include "gpu/portable/device_math.h"
+#include "gpu/portable/instances.h"
+#include "gpu/portable/operands.h"
+#include "gpu/portable/rounding.h"
+#include "gpu/warp.h"
+#include "problem/shape.h"
+#include "quant/bf16.h"
+#include "quant/fp8.h"
+
+namespace mlacheck::gpu::fast {
+namespace {
+
+using portable::AttentionArgs;
+using portable::block_sync;
+using problem::KvFormat;
+using problem::PFormat;
+using problem::SoftmaxBase;
+using problem::kNumHeads;
+using problem::kQkDim;
+using problem::kVDim;
+
+constexpr int kThreads = kWarps * kWarpSize;
+static_assert(mma::kM == kNumHeads, "the 16 heads are the rows of one matrix tile");
+constexpr int kQkSteps = kQkDim / mma::kK16;          // 36 products along the 576 dims
+static_assert(kQkSteps % kWarps == 0);
+constexpr int kQkStepsPerWarp = kQkSteps / kWarps;    // 9
+constexpr int kKeyTiles = kTileKeys / mma::kN;        // score tiles per warp
+constexpr int kVDimsPerWarp = kVDim / kWarps;         // 128
+static_assert(kVDimsPerWarp % mma::kN == 0);
+constexpr int kVTiles = kVDimsPerWarp / mma::kN;      // accumulator tiles per warp
+constexpr int kPvSteps = kTileKeys / mma::kK16;       // 4
+constexpr int kThreadsPerHead = kThreads / kNumHeads;  // softmax threads of one head
+static_assert(divides_warp(kThreadsPerHead) && kThreads % kNumHeads == 0);
+constexpr int kKeysPerThread = kTileKeys / kThreadsPerHead;
+static_assert(kTileKeys % kThreadsPerHead == 0);
+constexpr float kNegInf = -__builtin_huge_valf();
+
+// b^x in float32 for the softmax: the vendor's exp (CUDA expf / exp2f: <= 2 ulp, the kernel
+// bound's kGpuExpUlps). On AMD v_exp_f32 (2^x) directly: no device library is linked there.
+template <bool Base2>
+__device__ __forceinline__ float softmax_exp(float x) {
+#if defined(MLACHECK_GPU_PLATFORM_AMD)
+  return __builtin_amdgcn_exp2f(Base2 ? x : x * 1.44269504088896340736f);
+#else
+  return Base2 ? exp2f(x) : expf(x);
+#endif
+}
+
+// The largest of two scores the reference's way (std::max: a NaN second operand is skipped).
+__device__ __forceinline__ float max_of(float a, float b) { return a < b ? b : a; }
+
+// An f16 P as the two bf16 values P·V multiplies: P rounded to f16, its high bf16 part (RNE), and
+// the exact rest (11 significant bits = 8 + at most 3).
+__device__ __forceinline__ void f16_parts(float p, uint16_t& hi, uint16_t& lo) {
+  const float rounded = portable::round_to_f16(p);
+  hi = quant::f32_to_bf16(rounded);
+  lo = quant::f32_to_bf16(rounded - quant::bf16_to_f32(hi));
+}
+
+// A V operand rounded to f16 (its P·V operand type for f16 P), as bf16 again: exact, since V values
+// carry at most 2 significant bits after f16 rounding (E2M1) and f16 values round-trip through
+// float32.
+__device__ __forceinline__ uint32_t round_pair_to_f16(uint32_t w) {
+  const float lo = portable::round_to_f16(portable::lo_bf16(w));
+  const float hi = portable::round_to_f16(portable::hi_bf16(w));
+  return mma::pack_pair(lo, hi);
+}
+
+template <KvFormat Kv>
+struct Smem {
+  uint16_t* q;
+  uint8_t* raw;
+  uint16_t* tile;
+  float* s_part;
+  uint16_t* p_hi;
+  uint16_t* p_lo;
+  float* alpha;
+  float* l;
+  float* m;
+  __device__ explicit Smem(uint8_t* base) {
+    using T = Traits<Kv>;
+    q = reinterpret_cast<uint16_t*>(base + T::kQ);
+    raw = base + T::kRaw;
+    tile = reinterpret_cast<uint16_t*>(base + T::kTile);
+    s_part = reinterpret_cast<float*>(base + T::kSPart);
+    p_hi = reinterpret_cast<uint16_t*>(base + T::kP);
+    p_lo = p_hi + kNumHeads * kPStride;
+    alpha = reinterpret_cast<float*>(base + T::kStats);
+    l = alpha + kNumHeads;
+    m = l + kNumHeads;
+  }
+  __device__ uint8_t* stage(int s) const { return raw + static_cast<std::size_t>(s) * Traits<Kv>::kStageBytes; }
+  // The bf16 K/V tile the products read for the stage just landed.
+  __device__ const uint16_t* kv_tile(int s) const {
+    if constexpr (Traits<Kv>::kDecodes) return tile;
+    else return reinterpret_cast<const uint16_t*>(stage(s));
+  }
+};
+
+// Which keys a block works on.
+struct Range {
+  int64_t request, token;
+  int64_t first, end;  // visible keys of the split for this token: [first, end)
+};
+
+// Queues the copies of keys t0 .. t0 + n - 1 (rows past n are zero-filled) into stage `dst`.
+template <KvFormat Kv>
+__device__ void issue_tile(const AttentionArgs& a, int64_t b, int64_t t0, int n, uint8_t* dst) {
+  constexpr int kRowBytes = Kv == KvFormat::bf16 ? kQkDim * 2 : Kv == KvFormat::fp8 ? kQkDim
+                                                                                  : problem::kMxfp4RowBytes;
+  constexpr int kChunks = kRowBytes / 16;
+  const uint8_t* base = Kv == KvFormat::bf16  ? reinterpret_cast<const uint8_t*>(a.kv_bf16)
+                        : Kv == KvFormat::fp8 ? a.kv_fp8
+                                              : a.kv_mxfp4;
+  for (int c = static_cast<int>(threadIdx.x); c < kTileKeys * kChunks; c += kThreads) {
+    const int r = c / kChunks;
+    const int k = c - r * kChunks;
+    const bool valid = r < n;
+    const uint8_t* src = valid ? base + portable::kv_row(a, b, t0 + r) * kRowBytes + k * 16 : base;
+    mma::async_copy_16(dst + r * Traits<Kv>::kRawRowBytes + k * 16, src, valid);
+  }
+}
+
+// MXFP4 block scales go through registers (rows are 18 bytes: not 16-byte copies): loaded when the
+// tile's copies are issued, stored to its stage after the current tile's products.
+constexpr int kScaleBytesPerThread = (kTileKeys * problem::kMxfp4RowScales + kThreads - 1) / kThreads;
+struct ScalePrefetch {
+  uint8_t v[kScaleBytesPerThread];
+};
+__device__ void load_scales(const AttentionArgs& a, int64_t b, int64_t t0, int n, ScalePrefetch& s) {
+#pragma unroll
+  for (int i = 0; i < kScaleBytesPerThread; ++i) {
+    const int idx = static_cast<int>(threadIdx.x) + i * kThreads;
+    const int r = idx / problem::kMxfp4RowScales;
+    const int j = idx - r * problem::kMxfp4RowScales;
+    s.v[i] = r < n && r < kTileKeys
+                 ? a.kv_mxfp4_scale[portable::kv_row(a, b, t0 + r) * problem::kMxfp4RowScales + j]
+                 : uint8_t{127};  // 2^0 for the zero-filled rows: their values stay 0
+  }
+}
+__device__ void store_scales(const ScalePrefetch& s, uint8_t* stage) {
+  uint8_t* dst = stage + kTileKeys * kMxfp4RowStride;
+#pragma unroll
+  for (int i = 0; i < kScaleBytesPerThread; ++i) {
+    const int idx = static_cast<int>(threadIdx.x) + i * kThreads;
+    if (idx < kTileKeys * problem::kMxfp4RowScales) dst[idx] = s.v[i];
+  }
+}
+
+// Decodes a landed fp8 / MXFP4 stage to the operand tile (8 values = 16 bytes per step): f16 for
+// the all-fp8 recipes (F16), bf16 otherwise.
+template <KvFormat Kv, bool F16>
+__device__ void decode_tile([[maybe_unused]] const AttentionArgs& a, const uint8_t* stage,
+                            uint16_t* tile) {
+  constexpr int kGroups = kQkDim / 8;
+  for (int c = static_cast<int>(threadIdx.x); c < kTileKeys * kGroups; c += kThreads) {
+    const int r = c / kGroups;
+    const int g = c - r * kGroups;
+    uint32_t w[4];
+    if constexpr (Kv == KvFormat::fp8) {
+      const uint2 codes = *reinterpret_cast<const uint2*>(stage + r * kFp8RowStride + g * 8);
+      const uint32_t parts[2] = {codes.x, codes.y};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const uint16_t two = static_cast<uint16_t>(parts[i / 2] >> (16 * (i % 2)));
+        const float lo = quant::fp8_to_f32(static_cast<uint8_t>(two), a.fp8);
+        const float hi = quant::fp8_to_f32(static_cast<uint8_t>(two >> 8), a.fp8);
+        if (a.fp8 != quant::Fp8Format::e4m3fn)  // the codec (e4m3fnuz has no fast path here)
+          w[i] = F16 ? f16_bits(lo) | (static_cast<uint32_t>(f16_bits(hi)) << 16)
+                     : portable::pair_of(lo, hi);
+        else
+          w[i] = F16 ? mma::e4m3fn_pair_to_f16_pair(two) : e4m3fn_pair_to_bf16_pair(two);
+      }
+    } else {
+      const uint32_t codes = *reinterpret_cast<const uint32_t*>(stage + r * kMxfp4RowStride + g * 4);
+      const uint8_t scale = stage[kTileKeys * kMxfp4RowStride + r * problem::kMxfp4RowScales +
+                                  g * 8 / problem::kMxfp4Block];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) w[i] = mxfp4_pair_to_bf16_pair((codes >> (8 * i)) & 0xFF, scale);
+    }
+    *reinterpret_cast<uint4*>(tile + r * kBf16RowStride + g * 8) = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+template <KvFormat Kv, PFormat P, SoftmaxBase Base>
+__global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionArgs a) {
+  using T = Traits<Kv>;
+  constexpr bool kBase2 = Base == SoftmaxBase::two;
+  constexpr bool kSplitP = P == PFormat::f16;
+  // All-fp8 recipes: f16 operands (Q and P are fp8 values there: the launcher checks Q's format).
+  constexpr bool kF16 = Kv == KvFormat::fp8 && P == PFormat::fp8;
+  const auto product = [](mma::TileC& d, const mma::TileA16& x, const mma::TileB16& y) {
+    if constexpr (kF16) mma::mma_f16(d, x, y);
+    else mma::mma_bf16(d, x, y);
+  };
+  extern __shared__ uint4 shared_words[];  // uint4: the 16-byte alignment the plan assumes
+  const Smem<Kv> sh(reinterpret_cast<uint8_t*>(shared_words));
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / kWarpSize;
+  const int head = tid / kThreadsPerHead;  // softmax role
+  const int sub = tid % kThreadsPerHead;
+
+  const int splits = a.num_splits > 0 ? a.num_splits : 1;
+  const int64_t b = blockIdx.x / splits;
+  const int split = static_cast<int>(blockIdx.x % splits);
+  const int64_t len = a.kv_indptr[b + 1] - a.kv_indptr[b];
+  const int64_t q_len = a.qo_indptr[b + 1] - a.qo_indptr[b];
+  const int64_t per_split = a.num_splits > 0 ? (len + a.num_splits - 1) / a.num_splits : len;
+  const int64_t first = split * per_split < len ? split * per_split : len;
+  const int64_t end_of_split = first + per_split < len ? first + per_split : len;
+
+  float score_scale = a.score_scale;  // · Q scale · KV scale, one rounding each (in this order)
+  if (a.q_scale != nullptr) score_scale *= *a.q_scale;
+  if (a.kv_scaled) score_scale *= a.kv_scale;
+
+  for (int64_t i = 0; i < q_len; ++i) {
+    const int64_t token = a.qo_indptr[b] + i;
+    const int64_t visible_raw = len - q_len + i + 1;  // causal rule (problem/batch.h)
+    const int64_t visible = visible_raw > 0 ? visible_raw : 0;
+    const int64_t end = end_of_split < visible ? end_of_split : visible;
+    const int tiles = end > first ? static_cast<int>((end - first + kTileKeys - 1) / kTileKeys) : 0;
+    const auto keys_in = [&](int t) {
+      const int64_t left = end - (first + static_cast<int64_t>(t) * kTileKeys);
+      return static_cast<int>(left < kTileKeys ? left : kTileKeys);
+    };
+
+    // Start the pipeline before Q is staged: the copies do not touch Q's region.
+    [[maybe_unused]] ScalePrefetch scales;
+#pragma unroll
+    for (int t = 0; t < T::kStages - 1; ++t) {
+      if (t < tiles) {
+        issue_tile<Kv>(a, b, first + static_cast<int64_t>(t) * kTileKeys, keys_in(t), sh.stage(t));
+        if constexpr (Kv == KvFormat::mxfp4) {
+          load_scales(a, b, first + static_cast<int64_t>(t) * kTileKeys, keys_in(t), scales);
+          store_scales(scales, sh.stage(t));
+        }
+      }
+      mma::async_commit();
+    }
+
+    for (int idx = tid; idx < kNumHeads * (kQkDim / 2); idx += kThreads) {
+      const int h = idx / (kQkDim / 2);
+      const int j = idx - h * (kQkDim / 2);
+      const uint32_t pair = portable::q_pair(a, token * kNumHeads + h, j);
+      reinterpret_cast<uint32_t*>(sh.q + h * kBf16RowStride)[j] =
+          kF16 ? f16_bits(portable::lo_bf16(pair)) |
+                     (static_cast<uint32_t>(f16_bits(portable::hi_bf16(pair))) << 16)
+               : pair;
+    }
+    block_sync();
+    mma::TileA16 q_ops[kQkStepsPerWarp];
+#pragma unroll
+    for (int ks = 0; ks < kQkStepsPerWarp; ++ks)
+      mma::load_a16(q_ops[ks], sh.q + (warp * kQkStepsPerWarp + ks) * mma::kK16, kBf16RowStride);
+
+    float m_run = kNegInf, l_run = 0.0f;  // the head's running max and row sum (softmax role)
+    mma::TileC acc[kVTiles];
+
+    for (int t = 0; t < tiles; ++t) {
+      const int ahead = t + T::kStages - 1;
+      const bool refill = ahead < tiles;
+      if (refill) {
+        issue_tile<Kv>(a, b, first + static_cast<int64_t>(ahead) * kTileKeys, keys_in(ahead),
+                       sh.stage(ahead % T::kStages));
+        if constexpr (Kv == KvFormat::mxfp4)
+          load_scales(a, b, first + static_cast<int64_t>(ahead) * kTileKeys, keys_in(ahead), scales);
+      }
+      mma::async_commit();
+      mma::async_wait<T::kStages - 1>();
+      block_sync();
+      const int stage = t % T::kStages;
+      if constexpr (T::kDecodes) {
+        decode_tile<Kv, kF16>(a, sh.stage(stage), sh.tile);
+        block_sync();
+      }
+      const uint16_t* kv = sh.kv_tile(stage);
+      const int n = keys_in(t);
+
+      // 1. Partial scores of this warp's dims.
+      {
+        mma::TileC s[kKeyTiles];
+#pragma unroll
+        for (int ks = 0; ks < kQkStepsPerWarp; ++ks) {
+          const int d0 = (warp * kQkStepsPerWarp + ks) * mma::kK16;
+#pragma unroll
+          for (int nt = 0; nt < kKeyTiles; ++nt) {
+            mma::TileB16 k_op;
+            mma::load_b16(k_op, kv + nt * mma::kN * kBf16RowStride + d0, kBf16RowStride);
+            product(s[nt], q_ops[ks], k_op);
+          }
+        }
+        float* part = sh.s_part + warp * kNumHeads * kTileKeys;
+#pragma unroll
+        for (int nt = 0; nt < kKeyTiles; ++nt)
+#pragma unroll
+          for (int l = 0; l < mma::TileC::ne; ++l)
+            part[mma::TileC::get_i(l) * kTileKeys + nt * mma::kN + mma::TileC::get_j(l)] = s[nt].x[l];
+      }
+      block_sync();
+
+      // 2. Softmax step: head `head`, keys sub * kKeysPerThread + e.
+      {
+        float s[kKeysPerThread];
+        float m_tile = kNegInf;
+#pragma unroll
+        for (int e = 0; e < kKeysPerThread; ++e) {
+          const int key = sub * kKeysPerThread + e;
+          float dot = 0.0f;
+#pragma unroll
+          for (int w = 0; w < kWarps; ++w) dot += sh.s_part[(w * kNumHeads + head) * kTileKeys + key];
+          s[e] = key < n ? dot * score_scale : kNegInf;
+          m_tile = max_of(m_tile, s[e]);
+        }
+#pragma unroll
+        for (int mask = kThreadsPerHead / 2; mask >= 1; mask /= 2)
+          m_tile = max_of(m_tile, shfl_xor<kThreadsPerHead>(m_tile, mask));
+        const float m_new = max_of(m_run, m_tile);
+        const float alpha = softmax_exp<kBase2>(m_run - m_new);  // 0 on the first tile
+        float sum = 0.0f;
+#pragma unroll
+        for (int e = 0; e < kKeysPerThread; ++e) {
+          const float p = softmax_exp<kBase2>(s[e] - m_new);  // masked: b^-inf = 0
+          sum += p;
+          const int at = head * kPStride + sub * kKeysPerThread + e;
+          if constexpr (kSplitP) {
+            f16_parts(p, sh.p_hi[at], sh.p_lo[at]);
+          } else if constexpr (kF16) {
+            sh.p_hi[at] = f16_bits(portable::round_to_p<P>(p, a.fp8));
+          } else {
+            sh.p_hi[at] = quant::f32_to_bf16(portable::round_to_p<P>(p, a.fp8));
+          }
+        }
+        sum = group_sum<kThreadsPerHead>(sum);
+        l_run = l_run * alpha + sum;
+        m_run = m_new;
+        if (sub == 0) sh.alpha[head] = alpha;
+      }
+      block_sync();
+
+      // 3. acc = acc·α + P·V over this warp's value dims.
+#pragma unroll
+      for (int vt = 0; vt < kVTiles; ++vt)
+#pragma unroll
+        for (int l = 0; l < mma::TileC::ne; ++l) acc[vt].x[l] *= sh.alpha[mma::TileC::get_i(l)];
+#pragma unroll
+      for (int ks = 0; ks < kPvSteps; ++ks) {
+        mma::TileA16 p_hi, p_lo;
+        mma::load_a16(p_hi, sh.p_hi + ks * mma::kK16, kPStride);
+        if constexpr (kSplitP) mma::load_a16(p_lo, sh.p_lo + ks * mma::kK16, kPStride);
+#pragma unroll
+        for (int vt = 0; vt < kVTiles; ++vt) {
+          mma::TileB16 v_op;
+          mma::load_b16_trans(v_op,
+                              kv + ks * mma::kK16 * kBf16RowStride + warp * kVDimsPerWarp + vt * mma::kN,
+                              kBf16RowStride);
+          if constexpr (kSplitP) {
+#pragma unroll
+            for (int r = 0; r < 2; ++r) v_op.x[r] = round_pair_to_f16(v_op.x[r]);
+          }
+          product(acc[vt], p_hi, v_op);
+          if constexpr (kSplitP) mma::mma_bf16(acc[vt], p_lo, v_op);
+        }
+      }
+      if constexpr (Kv == KvFormat::mxfp4)
+        if (refill) store_scales(scales, sh.stage(ahead % T::kStages));
+      block_sync();  // the stage, scores and P are refilled next
+    }
+    mma::async_wait<0>();  // nothing in flight into a stage the next token reuses
+
+    // The split's output: o = fl32(fl32(acc / l) · kv scale), lse = fl32(m + log_b l); a query
+    // with no visible key in the split writes o = 0, lse = -inf.
+    const bool empty = tiles == 0;
+    if (sub == 0) {
+      sh.l[head] = l_run;
+      sh.m[head] = m_run;
+    }
+    block_sync();
+#pragma unroll
+    for (int vt = 0; vt < kVTiles; ++vt)
+#pragma unroll
+      for (int l = 0; l < mma::TileC::ne; ++l) {
+        const int h = mma::TileC::get_i(l);
+        const int d = warp * kVDimsPerWarp + vt * mma::kN + mma::TileC::get_j(l);
+        float o = empty ? 0.0f : acc[vt].x[l] / sh.l[h];
+        if (!empty && a.kv_scaled) o = o * a.kv_scale;
+        const int64_t row = token * kNumHeads + h;
+        if (a.num_splits == 0) {
+          a.out[row * kVDim + d] = quant::f32_to_bf16(o);
+        } else {
+          const bool bf16_partial = a.partial == problem::PartialFormat::bf16;
+          a.part_o[((token * a.num_splits + split) * kNumHeads + h) * kVDim + d] =
+              bf16_partial ? portable::round_to_bf16(o) : o;
+        }
+      }
+    if (tid < kNumHeads) {
+      const float lse = empty ? kNegInf : sh.m[tid] + portable::log_base(kBase2, sh.l[tid]);
+      if (a.num_splits == 0) {
+        if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = portable::natural_lse(kBase2, lse);
+      } else {
+        a.part_lse[(token * a.num_splits + split) * kNumHeads + tid] = lse;
+      }
+    }
+    block_sync();  // l, m and the stages are reused by the next query token
+  }
+}
+
+template <std::size_t I>
+void launch_instance(const AttentionArgs& args, int64_t blocks, hipStream_t stream) {
+  constexpr portable::Instance in = portable::kInstances[I];
+  static_assert(in.p != PFormat::f32, "the fast kernel's P·V operands are 16-bit");
+  {
+    constexpr auto kernel = fast_attention_kernel<in.kv, in.p, in.base>;
+    constexpr std::size_t bytes = Traits<in.kv>::kBytes;
+    // Above 48 KB a kernel must opt in; once per instance (a runtime call, not a stream operation,
+    // so it is also legal while a graph is being captured).
+    static const bool opted_in = [] {
+      MLACHECK_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                             hipFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(bytes)));
+      return true;
+    }();
+    static_cast<void>(opted_in);
+    kernel<<<static_cast<unsigned>(blocks), kThreads, bytes, stream>>>(args);
+  }
+}
+
+template <std::size_t... I>
+void dispatch(std::size_t instance, const AttentionArgs& args, int64_t blocks, hipStream_t stream,
+              std::index_sequence<I...>) {
+  ((instance == I ? launch_instance<I>(args, blocks, stream) : void()), ...);
+}
+
+}  // namespace
+
+void launch_attention(std::size_t instance, const AttentionArgs& args, int64_t blocks,
+                      StreamHandle stream) {
+  if (blocks == 0) return;
+  dispatch(instance, args, blocks, static_cast<hipStream_t>(stream),
+           std::make_index_sequence<portable::kInstances.size()>());
+  MLACHECK_GPU_CHECK(hipGetLastError());
+}
+
+}  // namespace mlacheck::gpu::fast

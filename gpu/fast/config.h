@@ -1,0 +1,26 @@
+#pragma once
+// Compile-time constants of the fast (matrix-instruction) decode kernels, each with why. Plain
+// C++: the host side (launcher, registry, split rule) reads them too.
+#include "problem/shape.h"
+
+namespace mlacheck::gpu::fast {
+
+// kWarps (warps per block), kTileKeys (keys per tile = the online-softmax step, the emulation's
+// softmax_tile), kStages* (copy-pipeline depth per cache format), kMultiprocessors (the split
+// rule's wave size): one data file, each row with the measurement that chose it.
+#define TUNABLE(name, value, why) inline constexpr int name = value;
+#include "data/tunables/fast.def"
+#undef TUNABLE
+
+// Shared-memory row strides, in elements of the stored type: a row of 576 values plus 16 bytes, so
+// that the 8 rows one ldmatrix reads start in 8 different 16-byte bank groups (1168 B rows are 292
+// words, 292 mod 32 = 4 words; 592 B fp8 rows are 148 words, mod 32 = 20; 304 B MXFP4 rows: 76, 12).
+inline constexpr int kBf16RowStride = problem::kQkDim + 8;      // uint16 elements (Q, bf16 KV)
+inline constexpr int kFp8RowStride = problem::kQkDim + 16;      // bytes
+inline constexpr int kMxfp4RowStride = problem::kMxfp4RowBytes + 16;  // bytes
+inline constexpr int kPStride = kTileKeys + 8;                  // P tile, uint16 elements
+
+// Split-K limit (the merge's, gpu/portable/config.h kMaxSplits).
+inline constexpr int kMaxSplits = 256;
+
+}  // namespace mlacheck::gpu::fast

@@ -1,0 +1,17 @@
+#pragma once
+// Runtime builds only: the launch function of the fast attention kernel (attention.hip). It queues
+// one kernel on `stream` and checks the launch; it neither allocates nor synchronizes.
+#include <cstddef>
+#include <cstdint>
+
+#include "gpu/params.h"
+#include "gpu/portable/args.h"
+
+namespace mlacheck::gpu::fast {
+
+// The kernel of portable::kInstances[instance] (the one instance list) over `blocks` = B x max(1, S)
+// blocks; args.softmax_tile must be kTileKeys.
+void launch_attention(std::size_t instance, const portable::AttentionArgs& args, int64_t blocks,
+                      StreamHandle stream);
+
+}  // namespace mlacheck::gpu::fast

@@ -1,0 +1,33 @@
+#include "gpu/fast/split_rule.h"
+
+#include <algorithm>
+
+#include "gpu/fast/config.h"
+
+namespace mlacheck::gpu::fast {
+
+int split_count(const SplitRule& rule, int64_t num_requests, int64_t max_kv_len) {
+  if (num_requests <= 0 || max_kv_len <= 0 || rule.multiprocessors <= 0 || rule.tile_keys <= 0)
+    return 0;
+  const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  // More splits than tiles only shortens the last tile of each split.
+  const int64_t most = std::min<int64_t>(rule.max_splits, ceil_div(max_kv_len, rule.tile_keys));
+  int best = 1;
+  int64_t best_cost = INT64_MAX;
+  for (int s = 1; s <= most; ++s) {
+    const int64_t waves = ceil_div(num_requests * s, rule.multiprocessors);
+    const int64_t tiles = ceil_div(ceil_div(max_kv_len, s), rule.tile_keys);
+    const int64_t cost = waves * (tiles + rule.block_overhead_tiles);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = s;
+    }
+  }
+  return best == 1 ? 0 : best;
+}
+
+SplitRule tuned_split_rule() {
+  return {kMultiprocessors, kTileKeys, kBlockOverheadTiles, kMaxSplits};
+}
+
+}  // namespace mlacheck::gpu::fast

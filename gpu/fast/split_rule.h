@@ -1,0 +1,24 @@
+#pragma once
+// How many splits the fast strategies cut each request into, from what the host knows of a batch
+// (its request count and longest request). Plain C++: the launcher and the registry (the emulation
+// must use the same count) both call it.
+#include <cstdint>
+
+namespace mlacheck::gpu::fast {
+
+struct SplitRule {
+  int multiprocessors = 0;  // blocks that run at once (one block per SM: traits.h's plan)
+  int tile_keys = 0;        // keys per tile (config.h kTileKeys)
+  int block_overhead_tiles = 0;  // a block's fixed cost, in tiles
+  int max_splits = 0;       // the merge's limit
+};
+
+// The split count S >= 1 that minimizes the modelled time waves(B·S) x (tiles(ceil(L / S)) +
+// block overhead), i.e. whole waves of equally long blocks, the fewest splits among equals; 0 when
+// S = 1 (a single pass, no merge).
+int split_count(const SplitRule& rule, int64_t num_requests, int64_t max_kv_len);
+
+// The rule with the tuned constants (gpu/fast/config.h, data/tunables/fast.def).
+SplitRule tuned_split_rule();
+
+}  // namespace mlacheck::gpu::fast

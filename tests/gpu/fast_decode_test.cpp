@@ -1,0 +1,81 @@
+// The fast kernel's decoders (gpu/fast/decode.h) against the codecs of quant/, on the host (the
+// functions are host + device): every e4m3fn code pair, every MXFP4 code byte with every scale,
+// and the f16 patterns of every fp8 value, bit for bit (NaN: NaN-ness, the codecs' payloads differ
+// by platform as NUMERICS allows).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "gpu/fast/decode.h"
+#include "quant/bf16.h"
+#include "quant/bits.h"
+#include "quant/e2m1.h"
+#include "quant/e8m0.h"
+#include "quant/fp8.h"
+#include "quant/nan_semantics.h"
+
+namespace mlacheck::gpu::fast {
+namespace {
+
+uint16_t bf16_of(float x) { return quant::f32_to_bf16(x); }
+bool is_nan16(uint16_t b) { return (b & 0x7F80) == 0x7F80 && (b & 0x7F) != 0; }
+
+void expect_same(uint16_t got, uint16_t want, const char* what, uint32_t input) {
+  if (is_nan16(want)) {
+    EXPECT_TRUE(is_nan16(got)) << what << " input 0x" << std::hex << input;
+  } else {
+    EXPECT_EQ(got, want) << what << " input 0x" << std::hex << input;
+  }
+}
+
+TEST(FastDecode, E4m3fnPairsToBf16AreTheCodecsValues) {
+  for (uint32_t codes = 0; codes < 65536; ++codes) {
+    const uint32_t got = e4m3fn_pair_to_bf16_pair(codes);
+    const auto f = [](uint32_t c) { return quant::fp8_to_f32(static_cast<uint8_t>(c), quant::Fp8Format::e4m3fn); };
+    expect_same(static_cast<uint16_t>(got), bf16_of(f(codes & 0xFF)), "low", codes);
+    expect_same(static_cast<uint16_t>(got >> 16), bf16_of(f(codes >> 8)), "high", codes);
+    if (HasFailure()) return;
+  }
+}
+
+TEST(FastDecode, Mxfp4PairsToBf16AreTheCodecsValues) {
+  for (uint32_t scale = 0; scale < 256; ++scale) {
+    const float s = quant::e8m0_to_f32(static_cast<uint8_t>(scale));
+    for (uint32_t codes = 0; codes < 256; ++codes) {
+      const uint32_t got = mxfp4_pair_to_bf16_pair(codes, scale);
+      const float lo = quant::detail::mul_amd_nan(quant::e2m1_to_f32(codes & 0x0F), s);
+      const float hi = quant::detail::mul_amd_nan(quant::e2m1_to_f32(codes >> 4), s);
+      expect_same(static_cast<uint16_t>(got), bf16_of(lo), "low", scale << 8 | codes);
+      expect_same(static_cast<uint16_t>(got >> 16), bf16_of(hi), "high", scale << 8 | codes);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+TEST(FastDecode, F16PatternsOfFp8ValuesAreExact) {
+  for (const auto format : {quant::Fp8Format::e4m3fn, quant::Fp8Format::e4m3fnuz}) {
+    for (uint32_t c = 0; c < 256; ++c) {
+      const float v = quant::fp8_to_f32(static_cast<uint8_t>(c), format);
+      const uint16_t h = f16_bits(v);
+      if (std::isnan(v)) {
+        EXPECT_EQ(h & 0x7C00, 0x7C00) << c;
+        EXPECT_NE(h & 0x03FF, 0) << c;
+        continue;
+      }
+      // Decode the f16 pattern independently: sign, 5-bit exponent (bias 15), 10-bit mantissa.
+      const int e = (h >> 10) & 0x1F;
+      const int m = h & 0x3FF;
+      const double mag = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
+      EXPECT_EQ((h & 0x8000) ? -mag : mag, static_cast<double>(v)) << "code " << c;
+      const uint32_t pair = e4m3fn_pair_to_f16_pair_generic(c | (c << 8));
+      if (format == quant::Fp8Format::e4m3fn && !std::isnan(v)) {
+        EXPECT_EQ(pair & 0xFFFF, h) << c;
+        EXPECT_EQ(pair >> 16, h) << c;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mlacheck::gpu::fast
