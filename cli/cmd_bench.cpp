@@ -45,7 +45,31 @@ struct BenchOptions {
   bool graph = false;
   int flush_mb = 256;     // > 4x the 60 MB L2 of an H200 (50 MB on an H100)
   int ceiling_mb = 2048;  // read-ceiling buffer: far past any cache
+  // Split counts to time instead of each split-K strategy's own (the measurement that tunes a split
+  // rule); rows are named STRATEGY@splits=N.
+  std::vector<int> splits;
 };
+
+// The strategies to time: the matches themselves, or with --splits each split-K match once per
+// forced split count.
+std::vector<gpu::Strategy> bench_variants(const std::vector<const gpu::Strategy*>& matches,
+                                          const std::vector<int>& splits) {
+  std::vector<gpu::Strategy> out;
+  for (const gpu::Strategy* s : matches) {
+    if (splits.empty() || s->schedule != gpu::Schedule::split_k) {
+      out.push_back(*s);
+      continue;
+    }
+    for (const int n : splits) {
+      gpu::Strategy v = *s;
+      v.tunables.split_rule = false;
+      v.tunables.splits = n;
+      v.name += "@splits=" + std::to_string(n);
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
 
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
 struct Stats {
@@ -80,11 +104,14 @@ int64_t min_bytes(const problem::Batch& batch, problem::KvFormat kv) {
 int run_bench(const BenchOptions& o) {
   if (o.reps < 1 || o.warmup < 0 || o.flush_mb < 0 || o.ceiling_mb < 1)
     throw std::invalid_argument("--reps >= 1, --warmup >= 0, --flush-mb >= 0, --ceiling-mb >= 1");
+  for (const int n : o.splits)
+    if (n < 1 || n > 256) throw std::invalid_argument("--splits: each count in 1..256");
   const std::string list = o.case_list.empty() ? default_case_list() : o.case_list;
   const std::vector<ref::CaseSpec> cases = select_cases(list, o.case_names);
-  const std::vector<const gpu::Strategy*> strategies = gpu::match_strategies(o.strategy);
-  if (strategies.empty())
+  const std::vector<const gpu::Strategy*> matches = gpu::match_strategies(o.strategy);
+  if (matches.empty())
     throw std::invalid_argument("no strategy matches '" + o.strategy + "' (see `mlacheck list`)");
+  const std::vector<gpu::Strategy> variants = bench_variants(matches, o.splits);
   if (const auto why = gpu::unavailable_reason()) {
     fmt::print("mlacheck bench: GPU not available ({}); nothing measured\n", *why);
     return kExitOk;
@@ -113,7 +140,7 @@ int run_bench(const BenchOptions& o) {
   fmt::print("{} reps after {} warm-up, L2 flushed by a {} MB read before each, {}\n", o.reps,
              o.warmup, o.flush_mb, o.graph ? "graph replay" : "stream launches");
   fmt::print("GB/s = bytes a decode must move (each KV row read once, Q, out, LSE) / median time\n\n");
-  fmt::print("{:<16} {:<33} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n", "case", "strategy",
+  fmt::print("{:<16} {:<42} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n", "case", "strategy",
              "median us", "p10 us", "p90 us", "MB", "GB/s", "% ceil");
 
   nlohmann::json rows = nlohmann::json::array();
@@ -121,11 +148,12 @@ int run_bench(const BenchOptions& o) {
     PreparedCase pc(spec);
     const ref::Inputs& in = pc.inputs();
     gpu::DeviceProblem device(in.batch, in.q);
-    for (const gpu::Strategy* s : strategies) {
+    for (const gpu::Strategy& variant : variants) {
+      const gpu::Strategy* s = &variant;
       const problem::KvCache cache = pc.cache_for(s->recipe);
       nlohmann::json j{{"case", spec.name}, {"strategy", s->name}};
       if (const auto why = s->supports(in.batch, cache)) {
-        fmt::print("{:<16} {:<33} unsupported: {}\n", spec.name, s->name, *why);
+        fmt::print("{:<16} {:<42} unsupported: {}\n", spec.name, s->name, *why);
         j["unsupported"] = *why;
         rows.push_back(j);
         continue;
@@ -137,7 +165,7 @@ int run_bench(const BenchOptions& o) {
       const Stats st = stats_of(ms);
       const int64_t bytes = min_bytes(in.batch, s->recipe.kv);
       const double gbps = static_cast<double>(bytes) / (st.median * 1e-3) / 1e9;
-      fmt::print("{:<16} {:<33} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f} {:>8.0f} {:>7.1f}%\n",
+      fmt::print("{:<16} {:<42} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f} {:>8.0f} {:>7.1f}%\n",
                  spec.name, s->name, st.median * 1e3, st.p10 * 1e3, st.p90 * 1e3, bytes / 1e6,
                  gbps, 100.0 * gbps / ceiling_gbps);
       std::fflush(stdout);
@@ -192,6 +220,10 @@ void add_bench_command(CLI::App& app, Runner& run) {
       ->capture_default_str();
   sub->add_option("--warmup", o->warmup, "untimed calls first")->capture_default_str();
   sub->add_flag("--graph", o->graph, "capture the call in a graph and time graph replays");
+  sub->add_option("--splits", o->splits,
+                  "time each split-K strategy with each of these split counts instead of its own "
+                  "(comma-separated; rows STRATEGY@splits=N)")
+      ->delimiter(',');
   sub->add_option("--flush-mb", o->flush_mb, "MB read before each repetition (0: no flush)")
       ->capture_default_str();
   sub->add_option("--ceiling-mb", o->ceiling_mb, "MB read by the read-ceiling measurement")

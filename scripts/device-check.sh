@@ -18,9 +18,11 @@
 #   bench.log        the same with stream launches, if time is left (+ bench.json)
 #   summary.txt      each step's exit code and time
 # Environment: MLACHECK_DEVICE_STRATEGIES (a strategy glob, default '*') narrows verify, memcheck
-# and bench; MLACHECK_DEVICE_TESTS (a gtest filter, default 'Gpu*') narrows the selftest;
+# and bench (MLACHECK_DEVICE_BENCH_STRATEGIES, when set, narrows bench alone); MLACHECK_DEVICE_TESTS (a gtest filter, default 'Gpu*') narrows the selftest;
 # MLACHECK_DEVICE_PROFILE="STRATEGY@CASE ..." adds profile.log: Nsight Compute's speed-of-light,
-# warp-state, scheduler and memory sections for the attention kernel of each pair (one launch).
+# warp-state, scheduler and memory sections for the attention kernel of each pair (one launch);
+# MLACHECK_DEVICE_SWEEP="GLOB@N,N,..." adds sweep.log/json: bench --graph of the strategies GLOB
+# names with each forced split count (the measurement behind the split rule's tunables).
 # Exit status: 0 when every step that ran passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,7 @@ export MLACHECK_DATA_DIR=${MLACHECK_DATA_DIR:-$PWD/data}
 budget=${MLACHECK_DEVICE_BUDGET_S:-570}
 strategies=${MLACHECK_DEVICE_STRATEGIES:-*}
 tests=${MLACHECK_DEVICE_TESTS:-Gpu*}
+bench_strategies=${MLACHECK_DEVICE_BENCH_STRATEGIES:-$strategies}
 # The decode tests of the strategies the glob names, on the small cases (test names spell '/' and
 # '-' as '_').
 memcheck_tests="Gpu/GpuDecode.*$(echo "$strategies" | tr '/-' '__')*tiny*:Gpu/GpuQQuant.*harness*"
@@ -85,18 +88,21 @@ else
   echo "memcheck: compute-sanitizer not found" | tee -a "$summary"
 fi
 if [[ -n "${MLACHECK_DEVICE_PROFILE:-}" ]] && command -v ncu > /dev/null; then
-  profile() {
+  # `step` runs a command under timeout, so the loop is a bash -c of its own.
+  step profile 150 env BIN="$bin" bash -c '
     for pair in $MLACHECK_DEVICE_PROFILE; do
       echo "=== ${pair%@*} on ${pair#*@}"
       ncu -k regex:attention --launch-count 1 --section SpeedOfLight --section WarpStateStats \
-        --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
-        "$bin" bench --strategy "${pair%@*}" --case "${pair#*@}" --reps 1 --warmup 0 || return 1
-    done
-  }
-  step profile 150 profile
+        --section SchedulerStats --section MemoryWorkloadAnalysis --section Occupancy \
+        "$BIN" bench --strategy "${pair%@*}" --case "${pair#*@}" --reps 1 --warmup 0 || exit 1
+    done'
 fi
-step bench-graph 120 "$bin" bench --strategy "$strategies" --graph --reps 30 --json "$out/bench-graph.json"
-step bench 120 "$bin" bench --strategy "$strategies" --reps 30 --json "$out/bench.json"
+if [[ -n "${MLACHECK_DEVICE_SWEEP:-}" ]]; then
+  step sweep 150 "$bin" bench --strategy "${MLACHECK_DEVICE_SWEEP%@*}" \
+    --splits "${MLACHECK_DEVICE_SWEEP#*@}" --graph --reps 10 --json "$out/sweep.json"
+fi
+step bench-graph 120 "$bin" bench --strategy "$bench_strategies" --graph --reps 30 --json "$out/bench-graph.json"
+step bench 120 "$bin" bench --strategy "$bench_strategies" --reps 30 --json "$out/bench.json"
 
 echo "== summary"
 cat "$summary"

@@ -47,12 +47,22 @@ using problem::kNumHeads;
 using problem::kQkDim;
 using problem::kVDim;
 
+#if defined(MLACHECK_GPU_PLATFORM_AMD)
+constexpr int kWarps = kWarpsAmd;
+#else
+constexpr int kWarps = kWarpsNvidia;
+#endif
 constexpr int kThreads = kWarps * kWarpSize;
 static_assert(mma::kM == kNumHeads, "the 16 heads are the rows of one matrix tile");
 constexpr int kQkSteps = kQkDim / mma::kK16;          // 36 products along the 576 dims
-static_assert(kQkSteps % kWarps == 0);
-constexpr int kQkStepsPerWarp = kQkSteps / kWarps;    // 9
-constexpr int kKeyTiles = kTileKeys / mma::kN;        // score tiles per warp
+// Q·Kᵀ: warp w takes dim group w % kDimGroups (a quarter of the 576 dims, whose Q operands it
+// keeps in registers) and key group w / kDimGroups of the tile.
+static_assert(kQkSteps % kDimGroups == 0 && kWarps % kDimGroups == 0);
+constexpr int kQkStepsPerWarp = kQkSteps / kDimGroups;  // 9
+constexpr int kKeyGroups = kWarps / kDimGroups;
+constexpr int kKeysPerWarp = kTileKeys / kKeyGroups;
+static_assert(kKeysPerWarp % mma::kN == 0);
+constexpr int kKeyTiles = kKeysPerWarp / mma::kN;       // score tiles per warp
 constexpr int kVDimsPerWarp = kVDim / kWarps;         // 128
 static_assert(kVDimsPerWarp % mma::kN == 0);
 constexpr int kVTiles = kVDimsPerWarp / mma::kN;      // accumulator tiles per warp
@@ -131,9 +141,11 @@ struct Range {
   int64_t first, end;  // visible keys of the split for this token: [first, end)
 };
 
-// Queues the copies of keys t0 .. t0 + n - 1 (rows past n are zero-filled) into stage `dst`.
+// Queues the copies of keys t0 .. t0 + n - 1 (rows past n are zero-filled) into stage `dst`;
+// row0: the request's first cache row when the cache is contiguous (kv_indptr[b], read once).
 template <KvFormat Kv>
-__device__ void issue_tile(const AttentionArgs& a, int64_t b, int64_t t0, int n, uint8_t* dst) {
+__device__ void issue_tile(const AttentionArgs& a, int64_t b, int64_t row0, int64_t t0, int n,
+                           uint8_t* dst) {
   constexpr int kRowBytes = Kv == KvFormat::bf16 ? kQkDim * 2 : Kv == KvFormat::fp8 ? kQkDim
                                                                                   : problem::kMxfp4RowBytes;
   constexpr int kChunks = kRowBytes / 16;
@@ -144,7 +156,8 @@ __device__ void issue_tile(const AttentionArgs& a, int64_t b, int64_t t0, int n,
     const int r = c / kChunks;
     const int k = c - r * kChunks;
     const bool valid = r < n;
-    const uint8_t* src = valid ? base + portable::kv_row(a, b, t0 + r) * kRowBytes + k * 16 : base;
+    const int64_t row = a.kv_indices == nullptr ? row0 + t0 + r : portable::kv_row(a, b, t0 + r);
+    const uint8_t* src = valid ? base + row * kRowBytes + k * 16 : base;
     mma::async_copy_16(dst + r * Traits<Kv>::kRawRowBytes + k * 16, src, valid);
   }
 }
@@ -181,6 +194,7 @@ template <KvFormat Kv, bool F16>
 __device__ void decode_tile([[maybe_unused]] const AttentionArgs& a, const uint8_t* stage,
                             uint16_t* tile) {
   constexpr int kGroups = kQkDim / 8;
+  [[maybe_unused]] const bool e4m3fn = a.fp8 == quant::Fp8Format::e4m3fn;
   for (int c = static_cast<int>(threadIdx.x); c < kTileKeys * kGroups; c += kThreads) {
     const int r = c / kGroups;
     const int g = c - r * kGroups;
@@ -188,16 +202,20 @@ __device__ void decode_tile([[maybe_unused]] const AttentionArgs& a, const uint8
     if constexpr (Kv == KvFormat::fp8) {
       const uint2 codes = *reinterpret_cast<const uint2*>(stage + r * kFp8RowStride + g * 8);
       const uint32_t parts[2] = {codes.x, codes.y};
+      if (e4m3fn) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const uint16_t two = static_cast<uint16_t>(parts[i / 2] >> (16 * (i % 2)));
-        const float lo = quant::fp8_to_f32(static_cast<uint8_t>(two), a.fp8);
-        const float hi = quant::fp8_to_f32(static_cast<uint8_t>(two >> 8), a.fp8);
-        if (a.fp8 != quant::Fp8Format::e4m3fn)  // the codec (e4m3fnuz has no fast path here)
+        for (int i = 0; i < 4; ++i) {
+          const uint16_t two = static_cast<uint16_t>(parts[i / 2] >> (16 * (i % 2)));
+          w[i] = F16 ? mma::e4m3fn_pair_to_f16_pair(two) : e4m3fn_pair_to_bf16_pair(two);
+        }
+      } else {  // the codec (e4m3fnuz has no fast path here)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float lo = quant::fp8_to_f32(static_cast<uint8_t>(parts[i / 2] >> (16 * (i % 2))), a.fp8);
+          const float hi = quant::fp8_to_f32(static_cast<uint8_t>(parts[i / 2] >> (16 * (i % 2) + 8)), a.fp8);
           w[i] = F16 ? f16_bits(lo) | (static_cast<uint32_t>(f16_bits(hi)) << 16)
                      : portable::pair_of(lo, hi);
-        else
-          w[i] = F16 ? mma::e4m3fn_pair_to_f16_pair(two) : e4m3fn_pair_to_bf16_pair(two);
+        }
       }
     } else {
       const uint32_t codes = *reinterpret_cast<const uint32_t*>(stage + r * kMxfp4RowStride + g * 4);
@@ -226,13 +244,16 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / kWarpSize;
+  const int dim_group = warp % kDimGroups;
+  const int key_group = warp / kDimGroups;
   const int head = tid / kThreadsPerHead;  // softmax role
   const int sub = tid % kThreadsPerHead;
 
   const int splits = a.num_splits > 0 ? a.num_splits : 1;
   const int64_t b = blockIdx.x / splits;
   const int split = static_cast<int>(blockIdx.x % splits);
-  const int64_t len = a.kv_indptr[b + 1] - a.kv_indptr[b];
+  const int64_t row0 = a.kv_indptr[b];
+  const int64_t len = a.kv_indptr[b + 1] - row0;
   const int64_t q_len = a.qo_indptr[b + 1] - a.qo_indptr[b];
   const int64_t per_split = a.num_splits > 0 ? (len + a.num_splits - 1) / a.num_splits : len;
   const int64_t first = split * per_split < len ? split * per_split : len;
@@ -255,10 +276,10 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
 
     // Start the pipeline before Q is staged: the copies do not touch Q's region.
     [[maybe_unused]] ScalePrefetch scales;
-#pragma unroll
+#pragma unroll 1
     for (int t = 0; t < T::kStages - 1; ++t) {
       if (t < tiles) {
-        issue_tile<Kv>(a, b, first + static_cast<int64_t>(t) * kTileKeys, keys_in(t), sh.stage(t));
+        issue_tile<Kv>(a, b, row0, first + static_cast<int64_t>(t) * kTileKeys, keys_in(t), sh.stage(t));
         if constexpr (Kv == KvFormat::mxfp4) {
           load_scales(a, b, first + static_cast<int64_t>(t) * kTileKeys, keys_in(t), scales);
           store_scales(scales, sh.stage(t));
@@ -280,7 +301,8 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
     mma::TileA16 q_ops[kQkStepsPerWarp];
 #pragma unroll
     for (int ks = 0; ks < kQkStepsPerWarp; ++ks)
-      mma::load_a16(q_ops[ks], sh.q + (warp * kQkStepsPerWarp + ks) * mma::kK16, kBf16RowStride);
+      mma::load_a16(q_ops[ks], sh.q + (dim_group * kQkStepsPerWarp + ks) * mma::kK16,
+                    kBf16RowStride);
 
     float m_run = kNegInf, l_run = 0.0f;  // the head's running max and row sum (softmax role)
     mma::TileC acc[kVTiles];
@@ -289,7 +311,7 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
       const int ahead = t + T::kStages - 1;
       const bool refill = ahead < tiles;
       if (refill) {
-        issue_tile<Kv>(a, b, first + static_cast<int64_t>(ahead) * kTileKeys, keys_in(ahead),
+        issue_tile<Kv>(a, b, row0, first + static_cast<int64_t>(ahead) * kTileKeys, keys_in(ahead),
                        sh.stage(ahead % T::kStages));
         if constexpr (Kv == KvFormat::mxfp4)
           load_scales(a, b, first + static_cast<int64_t>(ahead) * kTileKeys, keys_in(ahead), scales);
@@ -310,15 +332,16 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
         mma::TileC s[kKeyTiles];
 #pragma unroll
         for (int ks = 0; ks < kQkStepsPerWarp; ++ks) {
-          const int d0 = (warp * kQkStepsPerWarp + ks) * mma::kK16;
+          const int d0 = (dim_group * kQkStepsPerWarp + ks) * mma::kK16;
 #pragma unroll
           for (int nt = 0; nt < kKeyTiles; ++nt) {
             mma::TileB16 k_op;
-            mma::load_b16(k_op, kv + nt * mma::kN * kBf16RowStride + d0, kBf16RowStride);
+            mma::load_b16(k_op, kv + (key_group * kKeysPerWarp + nt * mma::kN) * kBf16RowStride + d0,
+                          kBf16RowStride);
             product(s[nt], q_ops[ks], k_op);
           }
         }
-        float* part = sh.s_part + warp * kNumHeads * kTileKeys;
+        float* part = sh.s_part + dim_group * kNumHeads * kTileKeys + key_group * kKeysPerWarp;
 #pragma unroll
         for (int nt = 0; nt < kKeyTiles; ++nt)
 #pragma unroll
@@ -336,7 +359,7 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
           const int key = sub * kKeysPerThread + e;
           float dot = 0.0f;
 #pragma unroll
-          for (int w = 0; w < kWarps; ++w) dot += sh.s_part[(w * kNumHeads + head) * kTileKeys + key];
+          for (int g = 0; g < kDimGroups; ++g) dot += sh.s_part[(g * kNumHeads + head) * kTileKeys + key];
           s[e] = key < n ? dot * score_scale : kNegInf;
           m_tile = max_of(m_tile, s[e]);
         }
@@ -367,10 +390,13 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
       block_sync();
 
       // 3. acc = acc·α + P·V over this warp's value dims.
+      float alpha_of[mma::TileC::ne];  // the rescale of each accumulator element's head
+#pragma unroll
+      for (int l = 0; l < mma::TileC::ne; ++l) alpha_of[l] = sh.alpha[mma::TileC::get_i(l)];
 #pragma unroll
       for (int vt = 0; vt < kVTiles; ++vt)
 #pragma unroll
-        for (int l = 0; l < mma::TileC::ne; ++l) acc[vt].x[l] *= sh.alpha[mma::TileC::get_i(l)];
+        for (int l = 0; l < mma::TileC::ne; ++l) acc[vt].x[l] *= alpha_of[l];
 #pragma unroll
       for (int ks = 0; ks < kPvSteps; ++ks) {
         mma::TileA16 p_hi, p_lo;

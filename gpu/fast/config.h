@@ -5,12 +5,16 @@
 
 namespace mlacheck::gpu::fast {
 
-// kWarps (warps per block), kTileKeys (keys per tile = the online-softmax step, the emulation's
+// kWarpsNvidia / kWarpsAmd (warps per block; gpu/fast/attention.hip picks the platform's), kTileKeys (keys per tile = the online-softmax step, the emulation's
 // softmax_tile), kStages* (copy-pipeline depth per cache format), kMultiprocessors (the split
 // rule's wave size): one data file, each row with the measurement that chose it.
 #define TUNABLE(name, value, why) inline constexpr int name = value;
 #include "data/tunables/fast.def"
 #undef TUNABLE
+
+// Q·Kᵀ is cut into this many groups of the 576 dims (36 products of 16, 9 per group); each group's
+// warps keep their Q operands in registers for the whole split (9 x 4 registers).
+inline constexpr int kDimGroups = 4;
 
 // Shared-memory row strides, in elements of the stored type: a row of 576 values plus 16 bytes, so
 // that the 8 rows one ldmatrix reads start in 8 different 16-byte bank groups (1168 B rows are 292

@@ -7,7 +7,7 @@
 //   raw     [kStages] x stage             the copy pipeline's tiles in the cache's own format
 //   tile    [kTileKeys][kBf16RowStride]   the current tile decoded to bf16 (fp8 / MXFP4 caches;
 //                                         a bf16 cache is read in place from its raw stage)
-//   s_part  [kWarps][16][kTileKeys] f32   each warp's partial scores (its share of the 576 dims)
+//   s_part  [kDimGroups][16][kTileKeys] f32  partial scores of each quarter of the 576 dims
 //   p       [2][16][kPStride] 16-bit      P of the tile (the second half: the low part of an f16 P)
 //   stats   [3][16] f32                   alpha, then l and m at the end of a split
 #include <cstddef>
@@ -42,9 +42,12 @@ struct Traits {
   static constexpr std::size_t kTile = kRaw + kStages * kStageBytes;
   static constexpr std::size_t kSPart =
       kTile + (kDecodes ? round16(kTileKeys * kBf16RowStride * 2) : 0);
-  static constexpr std::size_t kP = kSPart + round16(kWarps * problem::kNumHeads * kTileKeys * 4);
+  static constexpr std::size_t kP = kSPart + round16(kDimGroups * problem::kNumHeads * kTileKeys * 4);
   static constexpr std::size_t kStats = kP + round16(2 * problem::kNumHeads * kPStride * 2);
   static constexpr std::size_t kBytes = kStats + round16(3 * problem::kNumHeads * 4);
+  // Sized for the H200. AMD's LDS is smaller (64 KB on gfx942, 160 KB on gfx950): the AMD build
+  // compiles and is inspected, but a launch there would be refused until the stage counts (and,
+  // for gfx942, the tile) get per-architecture values; nothing AMD has run.
   static_assert(kBytes <= kMaxSharedBytes, "the plan exceeds the H200's 227 KB per block");
   static_assert(kStageBytes % 16 == 0 && kRawRowBytes % 16 == 0);
 };
