@@ -29,6 +29,7 @@
 #include "check/data_scale.h"
 #include "check/gate.h"
 #include "check/layout.h"
+#include "check/lse.h"
 #include "check/power.h"
 #include "check/report_json.h"
 #include "check/report_text.h"
@@ -56,49 +57,13 @@ struct VerifyOptions {
   bool details = false;
 };
 
-// The LSE of the kernel against the emulated one: the same -inf / NaN positions, and finite
-// values within kLseUlps float32 ulps. Both follow the same float32 steps (the row sum and max in
-// the same order), so they differ only where an exp lands on the other side of a rounding.
-constexpr uint32_t kLseUlps = 64;
-
-struct LseCheck {
-  int64_t class_mismatches = 0;
-  uint32_t max_ulps = 0;
-  bool pass() const { return class_mismatches == 0 && max_ulps <= kLseUlps; }
-};
-
-#if defined(MLACHECK_HAVE_GPU_RUNTIME)
-uint32_t f32_ulp_distance(float a, float b) {
-  const auto ordinal = [](float x) {
-    const auto u = __builtin_bit_cast(int32_t, x);
-    return u < 0 ? static_cast<int64_t>(INT32_MIN) - u : static_cast<int64_t>(u);
-  };
-  const int64_t d = ordinal(a) - ordinal(b);
-  const int64_t mag = d < 0 ? -d : d;
-  return mag > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(mag);
-}
-
-LseCheck check_lse(std::span<const float> got, std::span<const float> ref) {
-  LseCheck c;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const bool gf = std::isfinite(got[i]), rf = std::isfinite(ref[i]);
-    if (gf != rf || (!gf && !(got[i] == ref[i]))) {  // -inf must be -inf; NaN never matches
-      ++c.class_mismatches;
-      continue;
-    }
-    if (gf) c.max_ulps = std::max(c.max_ulps, f32_ulp_distance(got[i], ref[i]));
-  }
-  return c;
-}
-#endif
-
 struct Row {
   std::string case_name, strategy;
   std::string verdict;  // PASS, FAIL, unsupported, error, cpu-ok, cpu-FAIL
   bool failed = false;
   std::vector<std::string> reasons;
   std::optional<check::GateReport> gate;
-  std::optional<LseCheck> lse;
+  std::optional<check::LseReport> lse;
   std::optional<check::PowerReport> power;
   double ms = std::numeric_limits<double>::quiet_NaN();  // GPU time of the run
 };
@@ -109,7 +74,7 @@ std::string cell_ulps(const Row& r) {
 
 void print_header() {
   fmt::print("{:<16} {:<33} {:<12} {:>9} {:>11} {:>10} {:>8} {:>9}\n", "case", "strategy",
-             "verdict", "kern ulps", "total relF", "worst row", "lse ulps", "gpu ms");
+             "verdict", "kern ulps", "total relF", "worst row", "lse err", "gpu ms");
 }
 
 void print_row(const Row& r) {
@@ -123,7 +88,8 @@ void print_row(const Row& r) {
     if (w.token >= 0 && std::isfinite(w.tolerance) && w.tolerance > 0)
       worst = fmt::format("{:.3f}", w.bound_rms / w.tolerance);
   }
-  if (r.lse) lse = r.lse->class_mismatches > 0 ? "class!" : std::to_string(r.lse->max_ulps);
+  if (r.lse)
+    lse = r.lse->class_mismatches > 0 ? "class!" : fmt::format("{:.1f}", r.lse->worst_units);
   if (std::isfinite(r.ms)) ms = fmt::format("{:.3f}", r.ms);
   fmt::print("{:<16} {:<33} {:<12} {:>9} {:>11} {:>10} {:>8} {:>9}\n", r.case_name, r.strategy,
              r.verdict, cell_ulps(r), total_fro, worst, lse, ms);
@@ -185,8 +151,9 @@ nlohmann::json row_json(const Row& r) {
   if (r.gate) j["gate"] = check::to_json(*r.gate);
   if (r.lse)
     j["lse"] = {{"class_mismatches", r.lse->class_mismatches},
-                {"max_f32_ulps", r.lse->max_ulps},
-                {"bound_f32_ulps", kLseUlps}};
+                {"worst_units", r.lse->worst_units},
+                {"worst_index", r.lse->worst_index},
+                {"bound_units", check::kLseUnits}};
   if (r.power) j["power"] = check::to_json(*r.power);
   return j;
 }
@@ -208,9 +175,9 @@ int run_verify(const VerifyOptions& o) {
                *no_gpu);
   fmt::print("kern ulps: max bf16 ulps of kernel error (output vs emulated recipe, the strategy's "
              "splits); total relF: ||out - exact|| / ||exact|| (no GPU: of the emulated output); "
-             "worst row: worst row error / its bound (total); lse ulps: max float32 ulps vs the "
-             "emulated LSE (bound {}); gpu ms: one run, events around the launch\n\n",
-             kLseUlps);
+             "worst row: worst row error / its bound (total); lse err: max |lse - emulated| in units "
+             "of 2^-23 (|lse| + 1) (bound {}); gpu ms: one run, events around the launch\n\n",
+             check::kLseUnits);
   print_header();
 
   std::vector<Row> rows;
@@ -224,8 +191,9 @@ int run_verify(const VerifyOptions& o) {
     std::unique_ptr<gpu::DeviceProblem> device;
     if (!no_gpu) device = std::make_unique<gpu::DeviceProblem>(in.batch, in.q);
 #endif
-    // Emulated outputs by (recipe, splits, softmax step): the strategies of a recipe differ there.
-    std::map<std::tuple<std::string, int, int>, ref::EmulatedResult> emulated;
+    // Emulated outputs by (recipe, split plan, softmax step): the strategies of a recipe differ
+    // there.
+    std::map<std::tuple<std::string, int, int, int>, ref::EmulatedResult> emulated;
     for (const gpu::Strategy* s : strategies) {
       Row row;
       row.case_name = spec.name;
@@ -239,10 +207,11 @@ int run_verify(const VerifyOptions& o) {
           rows.push_back(std::move(row));
           continue;
         }
-        const int splits = s->emulated_splits(in.batch);
-        const auto key = std::make_tuple(std::string(s->recipe.name), splits, s->recipe.softmax_tile);
+        const problem::SplitPlan plan = s->emulated_plan(in.batch);
+        const auto key = std::make_tuple(std::string(s->recipe.name), plan.num_splits,
+                                         plan.chunk_keys, s->recipe.softmax_tile);
         if (!emulated.contains(key))
-          emulated.emplace(key, ref::decode_emulated(in.batch, in.q, cache, s->recipe, splits));
+          emulated.emplace(key, ref::decode_emulated(in.batch, in.q, cache, s->recipe, plan));
         const ref::EmulatedResult& emu = emulated.at(key);
         const check::Gate gate(s->recipe, data, layout, exact.out, emu.out);
         if (no_gpu) {
@@ -259,14 +228,17 @@ int run_verify(const VerifyOptions& o) {
           std::vector<float> out(r.out.size());
           for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(r.out[i]);
           row.gate = gate.judge(out);
-          row.lse = check_lse(r.lse, emu.lse);
+          row.lse = check::check_lse(r.lse, emu.lse);
           row.reasons = row.gate->reasons();
           if (row.lse->class_mismatches > 0)
             row.reasons.push_back(fmt::format("lse: {} rows where -inf/NaN differ from emulated",
                                               row.lse->class_mismatches));
           else if (!row.lse->pass())
-            row.reasons.push_back(fmt::format("lse: {} float32 ulps from emulated (bound {})",
-                                              row.lse->max_ulps, kLseUlps));
+            row.reasons.push_back(fmt::format(
+                "lse: {:.1f} units of 2^-23 (|lse| + 1) from emulated (bound {}), worst token {} "
+                "head {}: {} vs {}",
+                row.lse->worst_units, check::kLseUnits, row.lse->worst_index / 16,
+                row.lse->worst_index % 16, row.lse->worst_got, row.lse->worst_ref));
           row.failed = !(row.gate->pass() && row.lse->pass());
           row.verdict = row.failed ? "FAIL" : "PASS";
 #endif

@@ -18,7 +18,7 @@ DeviceQuantizedQ quantize_q_on_device(const problem::Recipe& r, std::span<const 
   if (r.q == problem::QFormat::bf16 || q_bf16.size() % kRow != 0)
     throw std::invalid_argument("quantize_q_on_device: a quantized Q format and whole rows");
   const auto tokens = static_cast<int64_t>(q_bf16.size() / kRow);
-  const WorkspaceLayout w = workspace_layout(r, 0, tokens);
+  const WorkspaceLayout w = workspace_layout(r, problem::SplitPlan{}, tokens, 0, 0);
   const DeviceBuffer<uint16_t> q(std::vector<uint16_t>(q_bf16.begin(), q_bf16.end()));
   DeviceBuffer<unsigned char> ws(w.bytes);
   ws.fill_bytes(0xA5);  // not a valid answer for any region

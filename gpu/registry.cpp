@@ -36,6 +36,9 @@ constexpr std::string_view kWhySplit =
 constexpr std::string_view kWhyFast =
     "warps, tile, stages: data/tunables/fast.def; splits: gpu/fast/split_rule.h per batch";
 constexpr Tunables kFast{0, 0, true, fast::kTileKeys};
+constexpr Tunables kFastPersistent{0, 0, false, fast::kTileKeys};
+constexpr std::string_view kWhyPersistent =
+    "warps, tile, stages: data/tunables/fast.def; chunk per batch: gpu/fast/split_rule.h";
 
 constexpr Row kTable[] = {
     {"a16w16", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
@@ -53,12 +56,19 @@ constexpr Row kTable[] = {
     {"a4w4", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
     {"a4w4", Schedule::split_k, "portable", {portable::kThreads, 4}, kWhySplit},
     {"a16w16", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a16w16", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
     {"a16w8", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a16w8", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
     {"a8w8", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a8w8", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
     {"a8w8-static", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a8w8-static", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
     {"a8w8-cast", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a8w8-cast", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
     {"a16w4", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a16w4", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
     {"a4w4", Schedule::split_k, "mma", kFast, kWhyFast},
+    {"a4w4", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
 };
 
 std::vector<Strategy> build_table() {
@@ -91,7 +101,12 @@ const char* fp8_name(quant::Fp8Format f) {
 }  // namespace
 
 std::string_view to_string(Schedule s) {
-  return s == Schedule::single_pass ? "single-pass" : "split-k";
+  switch (s) {
+    case Schedule::single_pass: return "single-pass";
+    case Schedule::split_k: return "split-k";
+    case Schedule::persistent: return "persistent";
+  }
+  return "?";
 }
 
 std::optional<std::string> Strategy::supports(const problem::Batch& batch,
@@ -120,11 +135,14 @@ std::optional<std::string> Strategy::supports(const problem::Batch& batch,
       return "the mma kernel runs fp8 KV x fp8 P on f16 operands, which needs an fp8 Q";
     if (recipe.softmax_tile != fast::kTileKeys)
       return "the mma kernel's softmax step is its tile of " + to_string(fast::kTileKeys) + " keys";
+  } else if (schedule == Schedule::persistent) {
+    return "the portable kernel has no persistent schedule";
   } else if (tunables.threads != portable::kThreads) {
     return "threads " + to_string(tunables.threads) + ": the portable kernel is compiled for " +
            to_string(portable::kThreads);
   }
-  const int splits = std::max(1, emulated_splits(batch));
+  const problem::SplitPlan plan = emulated_plan(batch);
+  const int splits = std::max(1, plan.max_splits(batch.max_kv_len()));
   if (schedule == Schedule::split_k && (splits < 1 || splits > portable::kMaxSplits))
     return "split count " + to_string(splits) + " outside 1.." + to_string(portable::kMaxSplits);
   if (batch.num_requests() * splits > INT32_MAX)
@@ -133,15 +151,26 @@ std::optional<std::string> Strategy::supports(const problem::Batch& batch,
   return std::nullopt;
 }
 
-int Strategy::splits_for(int64_t num_requests, int64_t max_kv_len) const {
-  if (schedule != Schedule::split_k) return 0;
-  if (tunables.split_rule)
-    return fast::split_count(fast::tuned_split_rule(), num_requests, max_kv_len);
-  return tunables.splits;
+problem::SplitPlan split_plan(Schedule schedule, const Tunables& tunables, int64_t num_requests,
+                              int64_t max_kv_len) {
+  switch (schedule) {
+    case Schedule::single_pass:
+      return {};
+    case Schedule::split_k:
+      return problem::SplitPlan::uniform(
+          tunables.split_rule ? fast::split_count(fast::tuned_split_rule(), num_requests, max_kv_len)
+                              : tunables.splits);
+    case Schedule::persistent:
+      return problem::SplitPlan::chunked(
+          fast::persistent_chunk_keys(fast::tuned_split_rule(), num_requests, max_kv_len));
+  }
+  return {};
 }
 
 std::size_t Strategy::workspace_bytes(const problem::Batch& batch) const {
-  return workspace_layout(recipe, emulated_splits(batch), batch.total_q()).bytes;
+  return workspace_layout(recipe, emulated_plan(batch), batch.total_q(), batch.num_requests(),
+                          batch.max_kv_len())
+      .bytes;
 }
 
 void Strategy::launch(const DecodeParams& params, StreamHandle stream) const {

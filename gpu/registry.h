@@ -6,8 +6,10 @@
 //
 // Names follow one grammar, recipe/schedule/variant:
 //   recipe    a problem::recipes() name (a16w16, a8w8, ...)
-//   schedule  single-pass (one block per request, all its keys) or split-k (n splits per request
-//             plus an LSE-merge kernel)
+//   schedule  single-pass (one block per request, all its keys), split-k (n splits per request
+//             plus an LSE-merge kernel) or persistent (one block per SM taking work items of at
+//             most a chunk of keys each: every request gets splits in proportion to its length, so
+//             ragged batches balance; plus the merge)
 //   variant   the kernel family: portable (plain HIP: FMA, shared memory, shuffles), mma (the
 //             matrix units through gpu/mma/, gpu/fast/: tiles of keys in a copy pipeline)
 #include <cstddef>
@@ -21,11 +23,12 @@
 #include "problem/batch.h"
 #include "problem/kv_cache.h"
 #include "problem/recipe.h"
+#include "problem/split_plan.h"
 
 namespace mlacheck::gpu {
 
-enum class Schedule : uint8_t { single_pass, split_k };
-std::string_view to_string(Schedule);  // "single-pass", "split-k"
+enum class Schedule : uint8_t { single_pass, split_k, persistent };
+std::string_view to_string(Schedule);  // "single-pass", "split-k", "persistent"
 
 struct Tunables {
   int threads = 0;  // threads per attention block (portable); 0: the kernel's own (mma: kWarps warps)
@@ -37,6 +40,12 @@ struct Tunables {
   // recipe's default; 0: the recipe's. build_table writes it into Strategy::recipe.
   int softmax_tile = 0;
 };
+
+// The split plan (problem/split_plan.h) a launch runs for a batch of `num_requests` whose longest
+// request has `max_kv_len` keys (DecodeParams::max_kv_len): single-pass none, split-k uniform
+// (Tunables::splits or the split rule), persistent chunked (gpu/fast/split_rule.h's chunk).
+problem::SplitPlan split_plan(Schedule schedule, const Tunables& tunables, int64_t num_requests,
+                              int64_t max_kv_len);
 
 // Queues the whole decode (Q quantization, attention, merge) on `stream`: no allocation, no host
 // synchronization, so a call can be captured in a graph. Throws std::invalid_argument for params
@@ -61,12 +70,10 @@ struct Strategy {
                                       const problem::KvCache& cache) const;
   // Bytes of DecodeParams::workspace a launch on this batch needs.
   std::size_t workspace_bytes(const problem::Batch& batch) const;
-  // The split count a launch uses for a batch of `num_requests` whose longest request has
-  // `max_kv_len` keys (DecodeParams::max_kv_len), which is also the split count of the emulated
-  // reference this strategy must match (ref::decode_emulated's num_splits): 0 for a single pass.
-  int splits_for(int64_t num_requests, int64_t max_kv_len) const;
-  int emulated_splits(const problem::Batch& batch) const {
-    return splits_for(batch.num_requests(), batch.max_kv_len());
+  // The split plan a launch on this batch runs, which the emulated reference must run too
+  // (ref::decode_emulated's plan).
+  problem::SplitPlan emulated_plan(const problem::Batch& batch) const {
+    return split_plan(schedule, tunables, batch.num_requests(), batch.max_kv_len());
   }
   // Queues the decode (see Launcher). Throws std::runtime_error in a build without a GPU runtime.
   void launch(const DecodeParams& params, StreamHandle stream) const;

@@ -5,7 +5,8 @@
 
 namespace mlacheck::gpu {
 
-WorkspaceLayout workspace_layout(const problem::Recipe& recipe, int splits, int64_t total_q) {
+WorkspaceLayout workspace_layout(const problem::Recipe& recipe, const problem::SplitPlan& plan,
+                                 int64_t total_q, int64_t num_requests, int64_t max_kv_len) {
   using problem::kNumHeads;
   WorkspaceLayout w;
   const auto rows = static_cast<std::size_t>(total_q) * kNumHeads;  // (token, head) rows
@@ -34,9 +35,15 @@ WorkspaceLayout workspace_layout(const problem::Recipe& recipe, int splits, int6
       w.q_block_scales = take(rows * problem::kMxfp4RowScales);
       break;
   }
-  if (splits > 0) {
-    w.part_o = take(rows * static_cast<std::size_t>(splits) * problem::kVDim * sizeof(float));
-    w.part_lse = take(rows * static_cast<std::size_t>(splits) * sizeof(float));
+  if (plan.split_k()) {
+    const auto splits = static_cast<std::size_t>(plan.max_splits(max_kv_len));
+    w.part_o = take(rows * splits * problem::kVDim * sizeof(float));
+    w.part_lse = take(rows * splits * sizeof(float));
+  }
+  if (plan.chunk_keys > 0) {
+    const auto slots = static_cast<std::size_t>(num_requests) + 1;
+    w.item_start = take(slots * sizeof(int32_t));
+    w.part_start = take(slots * sizeof(int64_t));
   }
   w.bytes = end;
   return w;

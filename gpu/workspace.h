@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "problem/recipe.h"
+#include "problem/split_plan.h"
 
 namespace mlacheck::gpu {
 
@@ -18,10 +19,16 @@ struct WorkspaceLayout {
   std::size_t amax = kAbsent;            // uint32 [kAmaxBlocks]: partial maxima (dynamic fp8 Q)
   std::size_t part_o = kAbsent;          // float [T, splits, 16, 512]: normalized split outputs
   std::size_t part_lse = kAbsent;        // float [T, splits, 16]: split LSEs (softmax base)
+  // Chunked split plans (problem/split_plan.h): partial rows are per request (q_len_b x S_b rows
+  // from part_start[b]) and the work list is item_start.
+  std::size_t item_start = kAbsent;      // int32 [B+1]: first work item (request, split) of request b
+  std::size_t part_start = kAbsent;      // int64 [B+1]: first partial row of request b
   std::size_t bytes = 0;                 // total
 };
 
-// splits = 0: single pass (no partials).
-WorkspaceLayout workspace_layout(const problem::Recipe& recipe, int splits, int64_t total_q);
+// A plan without split-K: single pass (no partials). Partials are sized for the most splits the
+// plan gives a request of at most max_kv_len keys.
+WorkspaceLayout workspace_layout(const problem::Recipe& recipe, const problem::SplitPlan& plan,
+                                 int64_t total_q, int64_t num_requests, int64_t max_kv_len);
 
 }  // namespace mlacheck::gpu

@@ -7,6 +7,7 @@
 
 #include "problem/error.h"
 #include "problem/shape.h"
+#include "problem/split_plan.h"
 #include "quant/bf16.h"
 #include "ref/decode_common.h"
 #include "ref/detmath.h"
@@ -23,7 +24,7 @@ using problem::kQkDim;
 using problem::kVDim;
 using detail::kKeyChunk;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr int kMaxSplits = 256;  // more than any kernel uses; bounds the merge's weight array
+constexpr int kMaxSplits = problem::kMaxPlanSplits;  // bounds the merge's weight array
 
 // Everything a query needs that does not change between queries.
 struct Context {
@@ -33,7 +34,7 @@ struct Context {
   const KvDecoder& kv;
   EmulatedScales scales;
   const Kernels& k;
-  int num_splits;
+  problem::SplitPlan plan;
 };
 
 struct Workspace {
@@ -164,7 +165,7 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, uint16_
   const int64_t visible = c.batch.visible_kv(b, i);
   const problem::SoftmaxBase base = c.recipe.base;
 
-  if (c.num_splits == 0) {  // no split-K
+  if (!c.plan.split_k()) {  // no split-K
     float* o = ws.part_o.data();
     float* ls = ws.part_lse.data();
     run_split(c, b, 0, len, visible, ws, o, ls);
@@ -173,8 +174,9 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, uint16_
     return;
   }
 
-  const int64_t per_split = (len + c.num_splits - 1) / c.num_splits;
-  for (int sp = 0; sp < c.num_splits; ++sp) {
+  const int num_splits = c.plan.splits_of(len);
+  const int64_t per_split = (len + num_splits - 1) / num_splits;
+  for (int sp = 0; sp < num_splits; ++sp) {
     const int64_t a = std::min(sp * per_split, len);
     const int64_t e = std::min(a + per_split, len);
     float* o = ws.part_o.data() + static_cast<int64_t>(sp) * kNumHeads * kVDim;
@@ -186,7 +188,7 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, uint16_
   // LSE merge, per head, splits in order.
   for (int h = 0; h < kNumHeads; ++h) {
     float big = kNegInf;
-    for (int sp = 0; sp < c.num_splits; ++sp) big = std::max(big, ws.part_lse[sp * kNumHeads + h]);
+    for (int sp = 0; sp < num_splits; ++sp) big = std::max(big, ws.part_lse[sp * kNumHeads + h]);
     uint16_t* dst = out + h * kVDim;
     if (big == kNegInf) {  // no visible key in any split
       std::fill(dst, dst + kVDim, quant::f32_to_bf16(0.0f));
@@ -195,13 +197,13 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, uint16_
     }
     float w[kMaxSplits];
     float total = 0.0f;
-    for (int sp = 0; sp < c.num_splits; ++sp) {
+    for (int sp = 0; sp < num_splits; ++sp) {
       w[sp] = exp_b(base, ws.part_lse[sp * kNumHeads + h] - big);  // empty split: e^-inf = 0
       total += w[sp];
     }
     for (int d = 0; d < kVDim; ++d) {
       float acc = 0.0f;
-      for (int sp = 0; sp < c.num_splits; ++sp)
+      for (int sp = 0; sp < num_splits; ++sp)
         acc += w[sp] * ws.part_o[(static_cast<int64_t>(sp) * kNumHeads + h) * kVDim + d];
       dst[d] = quant::f32_to_bf16(acc / total);
     }
@@ -214,10 +216,21 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, uint16_
 EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
                                const problem::KvCache& cache, const problem::Recipe& recipe,
                                int num_splits, Progress* progress) {
-  detail::check_q(batch, q_bf16.size());
   if (num_splits < 0 || num_splits > kMaxSplits)
     throw problem::ProblemError(
         fmt::format("num_splits = {}; supported: 0 (no split-K) .. {}", num_splits, kMaxSplits));
+  return decode_emulated(batch, q_bf16, cache, recipe, problem::SplitPlan::uniform(num_splits),
+                         progress);
+}
+
+EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
+                               const problem::KvCache& cache, const problem::Recipe& recipe,
+                               const problem::SplitPlan& plan, Progress* progress) {
+  detail::check_q(batch, q_bf16.size());
+  if (plan.num_splits < 0 || plan.num_splits > kMaxSplits || plan.chunk_keys < 0)
+    throw problem::ProblemError(
+        fmt::format("split plan: num_splits = {} (supported: 0 .. {}), chunk_keys = {} (>= 0)",
+                    plan.num_splits, kMaxSplits, plan.chunk_keys));
   if (recipe.softmax_tile < 0)
     throw problem::ProblemError(fmt::format("recipe {} has softmax_tile {} < 0", recipe.name,
                                             recipe.softmax_tile));
@@ -239,7 +252,8 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
   }
   const KvDecoder kv(cache, recipe);
   const EmulatedQ q = quantize_q(q_bf16, recipe);
-  const Context c{batch, recipe, q, kv, emulated_scales(recipe, q, kv), kernels(), num_splits};
+  const Context c{batch, recipe, q, kv, emulated_scales(recipe, q, kv), kernels(), plan};
+  const int most_splits = std::max(plan.max_splits(batch.max_kv_len()), 1);
 
   EmulatedResult r;
   r.out.resize(static_cast<std::size_t>(batch.total_q()) * kNumHeads * kVDim);
@@ -252,8 +266,8 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
     Workspace ws;
     ws.qt.resize(kQkDim * kNumHeads);
     ws.rows.resize(kKeyChunk * kQkDim);
-    ws.part_o.resize(static_cast<std::size_t>(std::max(num_splits, 1)) * kNumHeads * kVDim);
-    ws.part_lse.resize(static_cast<std::size_t>(std::max(num_splits, 1)) * kNumHeads);
+    ws.part_o.resize(static_cast<std::size_t>(most_splits) * kNumHeads * kVDim);
+    ws.part_lse.resize(static_cast<std::size_t>(most_splits) * kNumHeads);
     // One thread computes a request start to end: the schedule cannot change a bit.
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < requests; ++b) {

@@ -35,6 +35,7 @@
 #include "problem/batch.h"
 #include "problem/kv_cache.h"
 #include "problem/recipe.h"
+#include "problem/split_plan.h"
 #include "ref/progress.h"
 
 namespace mlacheck::ref {
@@ -50,5 +51,10 @@ struct EmulatedResult {
 EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
                                const problem::KvCache& cache, const problem::Recipe& recipe,
                                int num_splits, Progress* progress = nullptr);
+// The same with a split plan (problem/split_plan.h): uniform plans are the overload above; a
+// chunked plan gives each request its own split count (step 2 per request).
+EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
+                               const problem::KvCache& cache, const problem::Recipe& recipe,
+                               const problem::SplitPlan& plan, Progress* progress = nullptr);
 
 }  // namespace mlacheck::ref

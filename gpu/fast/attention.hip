@@ -249,214 +249,237 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
   const int head = tid / kThreadsPerHead;  // softmax role
   const int sub = tid % kThreadsPerHead;
 
-  const int splits = a.num_splits > 0 ? a.num_splits : 1;
-  const int64_t b = blockIdx.x / splits;
-  const int split = static_cast<int>(blockIdx.x % splits);
-  const int64_t row0 = a.kv_indptr[b];
-  const int64_t len = a.kv_indptr[b + 1] - row0;
-  const int64_t q_len = a.qo_indptr[b + 1] - a.qo_indptr[b];
-  const int64_t per_split = a.num_splits > 0 ? (len + a.num_splits - 1) / a.num_splits : len;
-  const int64_t first = split * per_split < len ? split * per_split : len;
-  const int64_t end_of_split = first + per_split < len ? first + per_split : len;
-
   float score_scale = a.score_scale;  // · Q scale · KV scale, one rounding each (in this order)
   if (a.q_scale != nullptr) score_scale *= *a.q_scale;
   if (a.kv_scaled) score_scale *= a.kv_scale;
 
-  for (int64_t i = 0; i < q_len; ++i) {
-    const int64_t token = a.qo_indptr[b] + i;
-    const int64_t visible_raw = len - q_len + i + 1;  // causal rule (problem/batch.h)
-    const int64_t visible = visible_raw > 0 ? visible_raw : 0;
-    const int64_t end = end_of_split < visible ? end_of_split : visible;
-    const int tiles = end > first ? static_cast<int>((end - first + kTileKeys - 1) / kTileKeys) : 0;
-    const auto keys_in = [&](int t) {
-      const int64_t left = end - (first + static_cast<int64_t>(t) * kTileKeys);
-      return static_cast<int>(left < kTileKeys ? left : kTileKeys);
-    };
+  // Work items: (request, split). A uniform plan has one per block; a chunked plan (persistent
+  // schedule) has item_start[B] of them, taken by the blocks in turn.
+  const bool chunked = a.item_start != nullptr;
+  const bool single_pass = !chunked && a.num_splits == 0;
+  const int64_t items = chunked ? a.item_start[a.num_requests] : gridDim.x;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    int64_t b = 0;
+    int splits = 0, split = 0;
+    if (chunked) {  // the request whose items contain `item`: last b with item_start[b] <= item
+      int lo = 0, hi = a.num_requests - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (a.item_start[mid] <= item) lo = mid;
+        else hi = mid - 1;
+      }
+      b = lo;
+      splits = a.item_start[b + 1] - a.item_start[b];
+      split = static_cast<int>(item - a.item_start[b]);
+    } else {
+      splits = a.num_splits > 0 ? a.num_splits : 1;
+      b = item / splits;
+      split = static_cast<int>(item % splits);
+    }
+    const int64_t row0 = a.kv_indptr[b];
+    const int64_t len = a.kv_indptr[b + 1] - row0;
+    const int64_t q_len = a.qo_indptr[b + 1] - a.qo_indptr[b];
+    // Partial row of (token i, split): part_base + i·S_b + split (uniform: (token·S + split)).
+    const int64_t part_base = chunked ? a.part_start[b] : a.qo_indptr[b] * static_cast<int64_t>(splits);
+    const int64_t per_split = single_pass ? len : (len + splits - 1) / splits;
+    const int64_t first = split * per_split < len ? split * per_split : len;
+    const int64_t end_of_split = first + per_split < len ? first + per_split : len;
 
-    // Start the pipeline before Q is staged: the copies do not touch Q's region.
-    [[maybe_unused]] ScalePrefetch scales;
-#pragma unroll 1
-    for (int t = 0; t < T::kStages - 1; ++t) {
-      if (t < tiles) {
-        issue_tile<Kv>(a, b, row0, first + static_cast<int64_t>(t) * kTileKeys, keys_in(t), sh.stage(t));
-        if constexpr (Kv == KvFormat::mxfp4) {
-          load_scales(a, b, first + static_cast<int64_t>(t) * kTileKeys, keys_in(t), scales);
-          store_scales(scales, sh.stage(t));
+    for (int64_t i = 0; i < q_len; ++i) {
+      const int64_t token = a.qo_indptr[b] + i;
+      const int64_t visible_raw = len - q_len + i + 1;  // causal rule (problem/batch.h)
+      const int64_t visible = visible_raw > 0 ? visible_raw : 0;
+      const int64_t end = end_of_split < visible ? end_of_split : visible;
+      const int tiles = end > first ? static_cast<int>((end - first + kTileKeys - 1) / kTileKeys) : 0;
+      const auto keys_in = [&](int t) {
+        const int64_t left = end - (first + static_cast<int64_t>(t) * kTileKeys);
+        return static_cast<int>(left < kTileKeys ? left : kTileKeys);
+      };
+
+      // Start the pipeline before Q is staged: the copies do not touch Q's region.
+      [[maybe_unused]] ScalePrefetch scales;
+  #pragma unroll 1
+      for (int t = 0; t < T::kStages - 1; ++t) {
+        if (t < tiles) {
+          issue_tile<Kv>(a, b, row0, first + static_cast<int64_t>(t) * kTileKeys, keys_in(t), sh.stage(t));
+          if constexpr (Kv == KvFormat::mxfp4) {
+            load_scales(a, b, first + static_cast<int64_t>(t) * kTileKeys, keys_in(t), scales);
+            store_scales(scales, sh.stage(t));
+          }
         }
+        mma::async_commit();
       }
-      mma::async_commit();
-    }
 
-    for (int idx = tid; idx < kNumHeads * (kQkDim / 2); idx += kThreads) {
-      const int h = idx / (kQkDim / 2);
-      const int j = idx - h * (kQkDim / 2);
-      const uint32_t pair = portable::q_pair(a, token * kNumHeads + h, j);
-      reinterpret_cast<uint32_t*>(sh.q + h * kBf16RowStride)[j] =
-          kF16 ? f16_bits(portable::lo_bf16(pair)) |
-                     (static_cast<uint32_t>(f16_bits(portable::hi_bf16(pair))) << 16)
-               : pair;
-    }
-    block_sync();
-    mma::TileA16 q_ops[kQkStepsPerWarp];
-#pragma unroll
-    for (int ks = 0; ks < kQkStepsPerWarp; ++ks)
-      mma::load_a16(q_ops[ks], sh.q + (dim_group * kQkStepsPerWarp + ks) * mma::kK16,
-                    kBf16RowStride);
-
-    float m_run = kNegInf, l_run = 0.0f;  // the head's running max and row sum (softmax role)
-    mma::TileC acc[kVTiles];
-
-    for (int t = 0; t < tiles; ++t) {
-      const int ahead = t + T::kStages - 1;
-      const bool refill = ahead < tiles;
-      if (refill) {
-        issue_tile<Kv>(a, b, row0, first + static_cast<int64_t>(ahead) * kTileKeys, keys_in(ahead),
-                       sh.stage(ahead % T::kStages));
-        if constexpr (Kv == KvFormat::mxfp4)
-          load_scales(a, b, first + static_cast<int64_t>(ahead) * kTileKeys, keys_in(ahead), scales);
+      for (int idx = tid; idx < kNumHeads * (kQkDim / 2); idx += kThreads) {
+        const int h = idx / (kQkDim / 2);
+        const int j = idx - h * (kQkDim / 2);
+        const uint32_t pair = portable::q_pair(a, token * kNumHeads + h, j);
+        reinterpret_cast<uint32_t*>(sh.q + h * kBf16RowStride)[j] =
+            kF16 ? f16_bits(portable::lo_bf16(pair)) |
+                       (static_cast<uint32_t>(f16_bits(portable::hi_bf16(pair))) << 16)
+                 : pair;
       }
-      mma::async_commit();
-      mma::async_wait<T::kStages - 1>();
       block_sync();
-      const int stage = t % T::kStages;
-      if constexpr (T::kDecodes) {
-        decode_tile<Kv, kF16>(a, sh.stage(stage), sh.tile);
+      mma::TileA16 q_ops[kQkStepsPerWarp];
+  #pragma unroll
+      for (int ks = 0; ks < kQkStepsPerWarp; ++ks)
+        mma::load_a16(q_ops[ks], sh.q + (dim_group * kQkStepsPerWarp + ks) * mma::kK16,
+                      kBf16RowStride);
+
+      float m_run = kNegInf, l_run = 0.0f;  // the head's running max and row sum (softmax role)
+      mma::TileC acc[kVTiles];
+
+      for (int t = 0; t < tiles; ++t) {
+        const int ahead = t + T::kStages - 1;
+        const bool refill = ahead < tiles;
+        if (refill) {
+          issue_tile<Kv>(a, b, row0, first + static_cast<int64_t>(ahead) * kTileKeys, keys_in(ahead),
+                         sh.stage(ahead % T::kStages));
+          if constexpr (Kv == KvFormat::mxfp4)
+            load_scales(a, b, first + static_cast<int64_t>(ahead) * kTileKeys, keys_in(ahead), scales);
+        }
+        mma::async_commit();
+        mma::async_wait<T::kStages - 1>();
         block_sync();
-      }
-      const uint16_t* kv = sh.kv_tile(stage);
-      const int n = keys_in(t);
+        const int stage = t % T::kStages;
+        if constexpr (T::kDecodes) {
+          decode_tile<Kv, kF16>(a, sh.stage(stage), sh.tile);
+          block_sync();
+        }
+        const uint16_t* kv = sh.kv_tile(stage);
+        const int n = keys_in(t);
 
-      // 1. Partial scores of this warp's dims.
-      {
-        mma::TileC s[kKeyTiles];
-#pragma unroll
-        for (int ks = 0; ks < kQkStepsPerWarp; ++ks) {
-          const int d0 = (dim_group * kQkStepsPerWarp + ks) * mma::kK16;
-#pragma unroll
-          for (int nt = 0; nt < kKeyTiles; ++nt) {
-            mma::TileB16 k_op;
-            mma::load_b16(k_op, kv + (key_group * kKeysPerWarp + nt * mma::kN) * kBf16RowStride + d0,
-                          kBf16RowStride);
-            product(s[nt], q_ops[ks], k_op);
+        // 1. Partial scores of this warp's dims.
+        {
+          mma::TileC s[kKeyTiles];
+  #pragma unroll
+          for (int ks = 0; ks < kQkStepsPerWarp; ++ks) {
+            const int d0 = (dim_group * kQkStepsPerWarp + ks) * mma::kK16;
+  #pragma unroll
+            for (int nt = 0; nt < kKeyTiles; ++nt) {
+              mma::TileB16 k_op;
+              mma::load_b16(k_op, kv + (key_group * kKeysPerWarp + nt * mma::kN) * kBf16RowStride + d0,
+                            kBf16RowStride);
+              product(s[nt], q_ops[ks], k_op);
+            }
+          }
+          float* part = sh.s_part + dim_group * kNumHeads * kTileKeys + key_group * kKeysPerWarp;
+  #pragma unroll
+          for (int nt = 0; nt < kKeyTiles; ++nt)
+  #pragma unroll
+            for (int l = 0; l < mma::TileC::ne; ++l)
+              part[mma::TileC::get_i(l) * kTileKeys + nt * mma::kN + mma::TileC::get_j(l)] = s[nt].x[l];
+        }
+        block_sync();
+
+        // 2. Softmax step: head `head`, keys sub * kKeysPerThread + e.
+        {
+          float s[kKeysPerThread];
+          float m_tile = kNegInf;
+  #pragma unroll
+          for (int e = 0; e < kKeysPerThread; ++e) {
+            const int key = sub * kKeysPerThread + e;
+            float dot = 0.0f;
+  #pragma unroll
+            for (int g = 0; g < kDimGroups; ++g) dot += sh.s_part[(g * kNumHeads + head) * kTileKeys + key];
+            s[e] = key < n ? dot * score_scale : kNegInf;
+            m_tile = max_of(m_tile, s[e]);
+          }
+  #pragma unroll
+          for (int mask = kThreadsPerHead / 2; mask >= 1; mask /= 2)
+            m_tile = max_of(m_tile, shfl_xor<kThreadsPerHead>(m_tile, mask));
+          const float m_new = max_of(m_run, m_tile);
+          const float alpha = softmax_exp<kBase2>(m_run - m_new);  // 0 on the first tile
+          float sum = 0.0f;
+  #pragma unroll
+          for (int e = 0; e < kKeysPerThread; ++e) {
+            const float p = softmax_exp<kBase2>(s[e] - m_new);  // masked: b^-inf = 0
+            sum += p;
+            const int at = head * kPStride + sub * kKeysPerThread + e;
+            if constexpr (kSplitP) {
+              f16_parts(p, sh.p_hi[at], sh.p_lo[at]);
+            } else if constexpr (kF16) {
+              sh.p_hi[at] = f16_bits(portable::round_to_p<P>(p, a.fp8));
+            } else {
+              sh.p_hi[at] = quant::f32_to_bf16(portable::round_to_p<P>(p, a.fp8));
+            }
+          }
+          sum = group_sum<kThreadsPerHead>(sum);
+          l_run = l_run * alpha + sum;
+          m_run = m_new;
+          if (sub == 0) sh.alpha[head] = alpha;
+        }
+        block_sync();
+
+        // 3. acc = acc·α + P·V over this warp's value dims.
+        float alpha_of[mma::TileC::ne];  // the rescale of each accumulator element's head
+  #pragma unroll
+        for (int l = 0; l < mma::TileC::ne; ++l) alpha_of[l] = sh.alpha[mma::TileC::get_i(l)];
+  #pragma unroll
+        for (int vt = 0; vt < kVTiles; ++vt)
+  #pragma unroll
+          for (int l = 0; l < mma::TileC::ne; ++l) acc[vt].x[l] *= alpha_of[l];
+  #pragma unroll
+        for (int ks = 0; ks < kPvSteps; ++ks) {
+          mma::TileA16 p_hi, p_lo;
+          mma::load_a16(p_hi, sh.p_hi + ks * mma::kK16, kPStride);
+          if constexpr (kSplitP) mma::load_a16(p_lo, sh.p_lo + ks * mma::kK16, kPStride);
+  #pragma unroll
+          for (int vt = 0; vt < kVTiles; ++vt) {
+            mma::TileB16 v_op;
+            mma::load_b16_trans(v_op,
+                                kv + ks * mma::kK16 * kBf16RowStride + warp * kVDimsPerWarp + vt * mma::kN,
+                                kBf16RowStride);
+            if constexpr (kSplitP) {
+  #pragma unroll
+              for (int r = 0; r < 2; ++r) v_op.x[r] = round_pair_to_f16(v_op.x[r]);
+            }
+            product(acc[vt], p_hi, v_op);
+            if constexpr (kSplitP) mma::mma_bf16(acc[vt], p_lo, v_op);
           }
         }
-        float* part = sh.s_part + dim_group * kNumHeads * kTileKeys + key_group * kKeysPerWarp;
-#pragma unroll
-        for (int nt = 0; nt < kKeyTiles; ++nt)
-#pragma unroll
-          for (int l = 0; l < mma::TileC::ne; ++l)
-            part[mma::TileC::get_i(l) * kTileKeys + nt * mma::kN + mma::TileC::get_j(l)] = s[nt].x[l];
+        if constexpr (Kv == KvFormat::mxfp4)
+          if (refill) store_scales(scales, sh.stage(ahead % T::kStages));
+        block_sync();  // the stage, scores and P are refilled next
+      }
+      mma::async_wait<0>();  // nothing in flight into a stage the next token reuses
+
+      // The split's output: o = fl32(fl32(acc / l) · kv scale), lse = fl32(m + log_b l); a query
+      // with no visible key in the split writes o = 0, lse = -inf.
+      const bool empty = tiles == 0;
+      if (sub == 0) {
+        sh.l[head] = l_run;
+        sh.m[head] = m_run;
       }
       block_sync();
-
-      // 2. Softmax step: head `head`, keys sub * kKeysPerThread + e.
-      {
-        float s[kKeysPerThread];
-        float m_tile = kNegInf;
-#pragma unroll
-        for (int e = 0; e < kKeysPerThread; ++e) {
-          const int key = sub * kKeysPerThread + e;
-          float dot = 0.0f;
-#pragma unroll
-          for (int g = 0; g < kDimGroups; ++g) dot += sh.s_part[(g * kNumHeads + head) * kTileKeys + key];
-          s[e] = key < n ? dot * score_scale : kNegInf;
-          m_tile = max_of(m_tile, s[e]);
-        }
-#pragma unroll
-        for (int mask = kThreadsPerHead / 2; mask >= 1; mask /= 2)
-          m_tile = max_of(m_tile, shfl_xor<kThreadsPerHead>(m_tile, mask));
-        const float m_new = max_of(m_run, m_tile);
-        const float alpha = softmax_exp<kBase2>(m_run - m_new);  // 0 on the first tile
-        float sum = 0.0f;
-#pragma unroll
-        for (int e = 0; e < kKeysPerThread; ++e) {
-          const float p = softmax_exp<kBase2>(s[e] - m_new);  // masked: b^-inf = 0
-          sum += p;
-          const int at = head * kPStride + sub * kKeysPerThread + e;
-          if constexpr (kSplitP) {
-            f16_parts(p, sh.p_hi[at], sh.p_lo[at]);
-          } else if constexpr (kF16) {
-            sh.p_hi[at] = f16_bits(portable::round_to_p<P>(p, a.fp8));
-          } else {
-            sh.p_hi[at] = quant::f32_to_bf16(portable::round_to_p<P>(p, a.fp8));
-          }
-        }
-        sum = group_sum<kThreadsPerHead>(sum);
-        l_run = l_run * alpha + sum;
-        m_run = m_new;
-        if (sub == 0) sh.alpha[head] = alpha;
-      }
-      block_sync();
-
-      // 3. acc = acc·α + P·V over this warp's value dims.
-      float alpha_of[mma::TileC::ne];  // the rescale of each accumulator element's head
-#pragma unroll
-      for (int l = 0; l < mma::TileC::ne; ++l) alpha_of[l] = sh.alpha[mma::TileC::get_i(l)];
-#pragma unroll
+  #pragma unroll
       for (int vt = 0; vt < kVTiles; ++vt)
-#pragma unroll
-        for (int l = 0; l < mma::TileC::ne; ++l) acc[vt].x[l] *= alpha_of[l];
-#pragma unroll
-      for (int ks = 0; ks < kPvSteps; ++ks) {
-        mma::TileA16 p_hi, p_lo;
-        mma::load_a16(p_hi, sh.p_hi + ks * mma::kK16, kPStride);
-        if constexpr (kSplitP) mma::load_a16(p_lo, sh.p_lo + ks * mma::kK16, kPStride);
-#pragma unroll
-        for (int vt = 0; vt < kVTiles; ++vt) {
-          mma::TileB16 v_op;
-          mma::load_b16_trans(v_op,
-                              kv + ks * mma::kK16 * kBf16RowStride + warp * kVDimsPerWarp + vt * mma::kN,
-                              kBf16RowStride);
-          if constexpr (kSplitP) {
-#pragma unroll
-            for (int r = 0; r < 2; ++r) v_op.x[r] = round_pair_to_f16(v_op.x[r]);
+  #pragma unroll
+        for (int l = 0; l < mma::TileC::ne; ++l) {
+          const int h = mma::TileC::get_i(l);
+          const int d = warp * kVDimsPerWarp + vt * mma::kN + mma::TileC::get_j(l);
+          float o = empty ? 0.0f : acc[vt].x[l] / sh.l[h];
+          if (!empty && a.kv_scaled) o = o * a.kv_scale;
+          const int64_t row = token * kNumHeads + h;
+          if (single_pass) {
+            a.out[row * kVDim + d] = quant::f32_to_bf16(o);
+          } else {
+            const bool bf16_partial = a.partial == problem::PartialFormat::bf16;
+            a.part_o[((part_base + i * splits + split) * kNumHeads + h) * kVDim + d] =
+                bf16_partial ? portable::round_to_bf16(o) : o;
           }
-          product(acc[vt], p_hi, v_op);
-          if constexpr (kSplitP) mma::mma_bf16(acc[vt], p_lo, v_op);
         }
-      }
-      if constexpr (Kv == KvFormat::mxfp4)
-        if (refill) store_scales(scales, sh.stage(ahead % T::kStages));
-      block_sync();  // the stage, scores and P are refilled next
-    }
-    mma::async_wait<0>();  // nothing in flight into a stage the next token reuses
-
-    // The split's output: o = fl32(fl32(acc / l) · kv scale), lse = fl32(m + log_b l); a query
-    // with no visible key in the split writes o = 0, lse = -inf.
-    const bool empty = tiles == 0;
-    if (sub == 0) {
-      sh.l[head] = l_run;
-      sh.m[head] = m_run;
-    }
-    block_sync();
-#pragma unroll
-    for (int vt = 0; vt < kVTiles; ++vt)
-#pragma unroll
-      for (int l = 0; l < mma::TileC::ne; ++l) {
-        const int h = mma::TileC::get_i(l);
-        const int d = warp * kVDimsPerWarp + vt * mma::kN + mma::TileC::get_j(l);
-        float o = empty ? 0.0f : acc[vt].x[l] / sh.l[h];
-        if (!empty && a.kv_scaled) o = o * a.kv_scale;
-        const int64_t row = token * kNumHeads + h;
-        if (a.num_splits == 0) {
-          a.out[row * kVDim + d] = quant::f32_to_bf16(o);
+      if (tid < kNumHeads) {
+        const float lse = empty ? kNegInf : sh.m[tid] + portable::log_base(kBase2, sh.l[tid]);
+        if (single_pass) {
+          if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = portable::natural_lse(kBase2, lse);
         } else {
-          const bool bf16_partial = a.partial == problem::PartialFormat::bf16;
-          a.part_o[((token * a.num_splits + split) * kNumHeads + h) * kVDim + d] =
-              bf16_partial ? portable::round_to_bf16(o) : o;
+          a.part_lse[(part_base + i * splits + split) * kNumHeads + tid] = lse;
         }
       }
-    if (tid < kNumHeads) {
-      const float lse = empty ? kNegInf : sh.m[tid] + portable::log_base(kBase2, sh.l[tid]);
-      if (a.num_splits == 0) {
-        if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = portable::natural_lse(kBase2, lse);
-      } else {
-        a.part_lse[(token * a.num_splits + split) * kNumHeads + tid] = lse;
-      }
+      block_sync();  // l, m and the stages are reused by the next query token
     }
-    block_sync();  // l, m and the stages are reused by the next query token
-  }
+  }  // work items
 }
 
 template <std::size_t I>

@@ -32,16 +32,17 @@ void launch(const problem::Recipe& r, Schedule schedule, const Tunables& tunable
   require(!(r.kv == problem::KvFormat::fp8 && r.p == problem::PFormat::fp8) ||
               (r.q != problem::QFormat::bf16 && r.q != problem::QFormat::mxfp4_dynamic),
           "fp8 KV x fp8 P runs on f16 operands, which needs an fp8 Q");
-  require(schedule == Schedule::split_k, "the fast kernels run split-K (one split is a single pass)");
+  require(schedule != Schedule::single_pass,
+          "the fast kernels run split-K or persistent (one split is a single pass)");
   require(p.max_kv_len >= 0, "max_kv_len < 0");
   // 16-byte copies: every cache row starts 16-byte aligned when the base is (rows are 1152, 576 and
   // 288 bytes).
   require(aligned16(p.kv_bf16) && aligned16(p.kv_fp8) && aligned16(p.kv_mxfp4),
           "the KV cache must be 16-byte aligned");
-  const int splits = tunables.split_rule
-                         ? split_count(tuned_split_rule(), p.num_requests, p.max_kv_len)
-                         : tunables.splits;
-  portable::launch_with(r, splits, p, stream, &launch_attention);
+  const problem::SplitPlan plan = split_plan(schedule, tunables, p.num_requests, p.max_kv_len);
+  // Persistent: one block per SM (the shared-memory plan allows one), each taking items in turn.
+  portable::launch_with(r, plan, plan.chunk_keys > 0 ? kMultiprocessors : 0, p, stream,
+                        &launch_attention);
 }
 
 }  // namespace mlacheck::gpu::fast

@@ -11,12 +11,19 @@ struct SplitRule {
   int tile_keys = 0;        // keys per tile (config.h kTileKeys)
   int block_overhead_tiles = 0;  // a block's fixed cost, in tiles
   int max_splits = 0;       // the merge's limit
+  int items_per_sm = 0;     // persistent schedule: work items per SM for a uniform batch
 };
 
 // The split count S >= 1 that minimizes the modelled time waves(B·S) x (tiles(ceil(L / S)) +
 // block overhead), i.e. whole waves of equally long blocks, the fewest splits among equals; 0 when
 // S = 1 (a single pass, no merge).
 int split_count(const SplitRule& rule, int64_t num_requests, int64_t max_kv_len);
+
+// The persistent schedule's chunk: keys per work item such that a uniform batch of
+// num_requests x max_kv_len keys makes about items_per_sm items per SM, a whole number of tiles
+// (at least one). Ragged batches get the same chunk, so their requests get splits in proportion
+// to their lengths.
+int persistent_chunk_keys(const SplitRule& rule, int64_t num_requests, int64_t max_kv_len);
 
 // The rule with the tuned constants (gpu/fast/config.h, data/tunables/fast.def).
 SplitRule tuned_split_rule();

@@ -57,20 +57,44 @@ struct AttentionArgs {
   float score_scale = 0;  // fl32(sm_scale), or fl32(sm_scale · log2 e) for base 2
   int softmax_tile = 0;   // keys per softmax step; 0 = the whole split
   problem::PartialFormat partial = problem::PartialFormat::f32;
-  // Schedule: 0 = single pass (writes out, lse); n >= 1 = split-K (writes part_o, part_lse).
+  // Schedule: 0 = single pass (writes out, lse); n >= 1 = split-K (writes part_o, part_lse), one
+  // block per (request, split).
   int num_splits = 0;
+  // Chunked split plans (problem/split_plan.h; the fast kernel's persistent schedule): when set,
+  // num_splits is unused, request b has S_b = item_start[b+1] - item_start[b] splits and its
+  // partial rows start at part_start[b] (token i, split s: row part_start[b] + i·S_b + s); the
+  // blocks take work items blockIdx.x, blockIdx.x + gridDim.x, ... of the item_start[B] items.
+  const int32_t* item_start = nullptr;  // [B+1] (split_plan.hip writes it)
+  const int64_t* part_start = nullptr;  // [B+1]
   uint16_t* out = nullptr;   // [T, 16, 512] bf16 (single pass)
   float* lse = nullptr;      // [T, 16] natural log (single pass); may be nullptr
   float* part_o = nullptr;   // [T, S, 16, 512] (split-K)
   float* part_lse = nullptr; // [T, S, 16] base-b LSE (split-K)
 };
 
+// The work list of a chunked split plan (gpu/portable/split_plan.hip), from the batch layout on
+// the device: no host synchronization.
+struct PlanArgs {
+  int32_t num_requests = 0;
+  int32_t chunk_keys = 0;
+  const int32_t* qo_indptr = nullptr;  // [B+1]
+  const int32_t* kv_indptr = nullptr;  // [B+1]
+  int32_t* item_start = nullptr;       // [B+1] out: Σ_{b' < b} S_b'
+  int64_t* part_start = nullptr;       // [B+1] out: Σ_{b' < b} q_len_b' · S_b'
+};
+
 // The LSE merge (gpu/portable/merge.hip): one block per query row.
 struct MergeArgs {
   int num_splits = 0;
+  // Chunked plans (AttentionArgs::item_start): per-request split counts and partial rows; the
+  // merge finds a token's request in qo_indptr.
+  int32_t num_requests = 0;
+  const int32_t* qo_indptr = nullptr;   // [B+1] (chunked plans only)
+  const int32_t* item_start = nullptr;  // [B+1] or nullptr: uniform num_splits
+  const int64_t* part_start = nullptr;  // [B+1]
   bool base2 = false;
-  const float* part_o = nullptr;    // [T, S, 16, 512]
-  const float* part_lse = nullptr;  // [T, S, 16]
+  const float* part_o = nullptr;    // [T, S, 16, 512] (chunked: [rows, 16, 512])
+  const float* part_lse = nullptr;  // [T, S, 16]      (chunked: [rows, 16])
   uint16_t* out = nullptr;          // [T, 16, 512] bf16
   float* lse = nullptr;             // [T, 16] natural log; may be nullptr
 };

@@ -16,5 +16,7 @@ void launch_attention(std::size_t instance, const AttentionArgs& args, int64_t b
                       StreamHandle stream);
 // The LSE merge of `rows` query rows (T).
 void launch_merge(const MergeArgs& args, int64_t rows, StreamHandle stream);
+// The work list of a chunked split plan (one block; split_plan.hip).
+void launch_split_plan(const PlanArgs& args, StreamHandle stream);
 
 }  // namespace mlacheck::gpu::portable

@@ -58,15 +58,21 @@ void launch(const problem::Recipe& r, Schedule schedule, const Tunables& tunable
   const int splits = schedule == Schedule::split_k ? tunables.splits : 0;
   require(schedule == Schedule::single_pass || splits >= 1,
           "split count " + std::to_string(splits) + " < 1");
-  launch_with(r, splits, p, stream, &launch_attention);
+  launch_with(r, problem::SplitPlan::uniform(splits), 0, p, stream, &launch_attention);
 }
 
-void launch_with(const problem::Recipe& r, int splits, const DecodeParams& p, StreamHandle stream,
+void launch_with(const problem::Recipe& r, const problem::SplitPlan& plan,
+                 int64_t persistent_blocks, const DecodeParams& p, StreamHandle stream,
                  AttentionLauncher attention) {
   const auto instance = find_instance(r);
   require(instance.has_value(), "no kernel instance for recipe " + std::string(r.name));
-  require(splits >= 0 && splits <= kMaxSplits,
-          "split count " + std::to_string(splits) + " outside 0.." + std::to_string(kMaxSplits));
+  const int splits = plan.num_splits;
+  require(splits >= 0 && splits <= kMaxSplits && plan.chunk_keys >= 0,
+          "split count " + std::to_string(splits) + " outside 0.." + std::to_string(kMaxSplits) +
+              ", or chunk_keys < 0");
+  require((plan.chunk_keys > 0) == (persistent_blocks > 0),
+          "a chunked split plan runs persistent blocks, a uniform one a block per split");
+  require(p.max_kv_len >= 0, "max_kv_len < 0");
   require(r.softmax_tile >= 0, "softmax_tile < 0");
   require(p.num_requests >= 0 && p.total_q >= 0, "negative sizes");
   if (p.num_requests == 0) return;
@@ -86,7 +92,8 @@ void launch_with(const problem::Recipe& r, int splits, const DecodeParams& p, St
               "recipe reads kv_mxfp4 and kv_mxfp4_scale");
       break;
   }
-  const WorkspaceLayout w = workspace_layout(r, splits, p.total_q);
+  const WorkspaceLayout w =
+      workspace_layout(r, plan, p.total_q, p.num_requests, p.max_kv_len);
   require(p.workspace_bytes >= w.bytes && (w.bytes == 0 || p.workspace != nullptr),
           "workspace of " + std::to_string(p.workspace_bytes) + " bytes, needs " +
               std::to_string(w.bytes));
@@ -128,12 +135,31 @@ void launch_with(const problem::Recipe& r, int splits, const DecodeParams& p, St
   a.lse = p.lse;
   a.part_o = at<float>(p, w.part_o);
   a.part_lse = at<float>(p, w.part_lse);
-  attention(*instance, a, static_cast<int64_t>(p.num_requests) * (splits > 0 ? splits : 1),
+  if (plan.chunk_keys > 0) {
+    PlanArgs pa;
+    pa.num_requests = p.num_requests;
+    pa.chunk_keys = plan.chunk_keys;
+    pa.qo_indptr = p.qo_indptr;
+    pa.kv_indptr = p.kv_indptr;
+    pa.item_start = at<int32_t>(p, w.item_start);
+    pa.part_start = at<int64_t>(p, w.part_start);
+    launch_split_plan(pa, stream);
+    a.item_start = pa.item_start;
+    a.part_start = pa.part_start;
+  }
+  attention(*instance, a,
+            plan.chunk_keys > 0
+                ? persistent_blocks
+                : static_cast<int64_t>(p.num_requests) * (splits > 0 ? splits : 1),
             stream);
 
-  if (splits > 0) {
+  if (plan.split_k()) {
     MergeArgs m;
     m.num_splits = splits;
+    m.num_requests = p.num_requests;
+    m.qo_indptr = p.qo_indptr;
+    m.item_start = a.item_start;
+    m.part_start = a.part_start;
     m.base2 = r.base == problem::SoftmaxBase::two;
     m.part_o = a.part_o;
     m.part_lse = a.part_lse;

@@ -10,6 +10,7 @@
 #include "gpu/portable/args.h"
 #include "gpu/registry.h"
 #include "problem/recipe.h"
+#include "problem/split_plan.h"
 
 namespace mlacheck::gpu::portable {
 
@@ -19,10 +20,13 @@ void launch(const problem::Recipe& recipe, Schedule schedule, const Tunables& tu
 // The steps every attention kernel family shares, with `attention` queuing the family's kernel
 // (gpu/portable/kernels.h launch_attention's signature): checks the params against the recipe (on
 // the host, without touching device memory), carves the workspace, queues Q quantization, the
-// attention kernel over B x max(1, splits) blocks and, for splits >= 1, the LSE merge.
+// work list of a chunked plan, the attention kernel (uniform plans: B x max(1, splits) blocks;
+// chunked plans: persistent_blocks blocks taking the work items in turn) and, with split-K, the
+// LSE merge.
 using AttentionLauncher = void (*)(std::size_t instance, const AttentionArgs& args, int64_t blocks,
                                    StreamHandle stream);
-void launch_with(const problem::Recipe& recipe, int splits, const DecodeParams& params,
-                 StreamHandle stream, AttentionLauncher attention);
+void launch_with(const problem::Recipe& recipe, const problem::SplitPlan& plan,
+                 int64_t persistent_blocks, const DecodeParams& params, StreamHandle stream,
+                 AttentionLauncher attention);
 
 }  // namespace mlacheck::gpu::portable

@@ -35,9 +35,21 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
   const int tid = static_cast<int>(threadIdx.x);
   const int64_t token = blockIdx.x / kNumHeads;
   const int head = static_cast<int>(blockIdx.x % kNumHeads);
-  const int splits = a.num_splits;
+  // The token's partial rows: base .. base + splits - 1.
+  int splits = a.num_splits;
+  int64_t base = token * splits;
+  if (a.item_start != nullptr) {  // chunked plan: the token's request b (last b with qo_indptr[b] <= token)
+    int lo = 0, hi = a.num_requests - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (a.qo_indptr[mid] <= token) lo = mid;
+      else hi = mid - 1;
+    }
+    splits = a.item_start[lo + 1] - a.item_start[lo];
+    base = a.part_start[lo] + (token - a.qo_indptr[lo]) * splits;
+  }
   for (int s = tid; s < splits; s += kMergeThreads)
-    lse_of[s] = a.part_lse[(token * splits + s) * kNumHeads + head];
+    lse_of[s] = a.part_lse[(base + s) * kNumHeads + head];
   block_sync();
   if (tid == 0) {  // max in split order (a NaN is skipped, as std::max)
     float big = kNegInf;
@@ -63,7 +75,7 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
 
   float acc[kDimsPerThread] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (!empty) {
-    const float* o = a.part_o + (token * splits * kNumHeads + head) * kVDim + kDimsPerThread * tid;
+    const float* o = a.part_o + (base * kNumHeads + head) * kVDim + kDimsPerThread * tid;
     const int64_t split_stride = static_cast<int64_t>(kNumHeads) * kVDim;
 #pragma unroll 8
     for (int s = 0; s < splits; ++s) {

@@ -71,12 +71,14 @@ PreparedCase::PreparedCase(const ref::CaseSpec& s)
   caches_ = std::make_unique<ref::KvCaches>(inputs_.kv, inputs_.batch.cache_rows());
 }
 
-const ref::EmulatedResult& PreparedCase::emulated(const problem::Recipe& r, int splits) {
-  const auto key = std::make_tuple(std::string(r.name), splits, r.softmax_tile);
+const ref::EmulatedResult& PreparedCase::emulated(const problem::Recipe& r,
+                                                  const problem::SplitPlan& plan) {
+  const auto key = std::make_tuple(std::string(r.name), plan.num_splits, plan.chunk_keys,
+                                   r.softmax_tile);
   auto it = emulated_.find(key);
   if (it == emulated_.end())
     it = emulated_
-             .emplace(key, ref::decode_emulated(inputs_.batch, inputs_.q, cache_for(r), r, splits))
+             .emplace(key, ref::decode_emulated(inputs_.batch, inputs_.q, cache_for(r), r, plan))
              .first;
   return it->second;
 }

@@ -33,7 +33,7 @@ class PreparedCase {
   const ref::ExactResult& exact() const { return exact_; }
   const check::DataScale& data() const { return data_; }
   const check::OutputLayout& layout() const { return layout_; }
-  const ref::EmulatedResult& emulated(const problem::Recipe& r, int splits);
+  const ref::EmulatedResult& emulated(const problem::Recipe& r, const problem::SplitPlan& plan);
 
  private:
   ref::Inputs inputs_;
@@ -41,7 +41,8 @@ class PreparedCase {
   ref::ExactResult exact_;
   check::DataScale data_;
   check::OutputLayout layout_;
-  std::map<std::tuple<std::string, int, int>, ref::EmulatedResult> emulated_;  // (recipe, splits, softmax step)
+  // (recipe, uniform splits, chunk keys, softmax step)
+  std::map<std::tuple<std::string, int, int, int>, ref::EmulatedResult> emulated_;
 };
 
 // The prepared case of that name (made on first use, kept for the rest of the process).

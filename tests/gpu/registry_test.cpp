@@ -32,14 +32,20 @@ TEST(GpuRegistry, EveryRecipeHasBothSchedulesAndNamesFollowTheGrammar) {
     EXPECT_FALSE(s.why.empty()) << s.name;
     EXPECT_EQ(find_strategy(s.name), &s);
     const problem::Batch batch = problem::Batch::uniform(4, 1024);
+    const problem::SplitPlan plan = s.emulated_plan(batch);
     if (s.schedule == Schedule::split_k && s.tunables.split_rule) {
-      EXPECT_EQ(s.emulated_splits(batch), fast::split_count(fast::tuned_split_rule(), 4, 1024))
+      EXPECT_EQ(plan, problem::SplitPlan::uniform(
+                          fast::split_count(fast::tuned_split_rule(), 4, 1024)))
           << s.name;
     } else if (s.schedule == Schedule::split_k) {
       EXPECT_GE(s.tunables.splits, 1) << s.name;
-      EXPECT_EQ(s.emulated_splits(batch), s.tunables.splits) << s.name;
+      EXPECT_EQ(plan, problem::SplitPlan::uniform(s.tunables.splits)) << s.name;
+    } else if (s.schedule == Schedule::persistent) {
+      EXPECT_EQ(plan, problem::SplitPlan::chunked(
+                          fast::persistent_chunk_keys(fast::tuned_split_rule(), 4, 1024)))
+          << s.name;
     } else {
-      EXPECT_EQ(s.emulated_splits(batch), 0) << s.name;
+      EXPECT_FALSE(plan.split_k()) << s.name;
     }
     // The emulation runs the strategy's softmax step: the kernel's tile for the mma family.
     if (s.tunables.softmax_tile > 0) {
@@ -118,8 +124,10 @@ TEST(GpuWorkspace, RegionsFitAndDoNotOverlap) {
   for (const Strategy& s : strategies()) {
     for (const int64_t tokens : {1, 7, 256}) {
       const problem::Batch batch = problem::Batch::uniform(static_cast<int32_t>(tokens), 10);
-      const int splits = s.emulated_splits(batch);
-      const WorkspaceLayout w = workspace_layout(s.recipe, splits, tokens);
+      const problem::SplitPlan plan = s.emulated_plan(batch);
+      const int splits = plan.max_splits(batch.max_kv_len());
+      const WorkspaceLayout w =
+          workspace_layout(s.recipe, plan, tokens, batch.num_requests(), batch.max_kv_len());
       const std::size_t rows = static_cast<std::size_t>(tokens) * 16;
       struct Region {
         std::size_t at, bytes;
@@ -141,7 +149,10 @@ TEST(GpuWorkspace, RegionsFitAndDoNotOverlap) {
       add(w.part_o, rows * static_cast<std::size_t>(splits) * 512 * 4);
       add(w.part_lse, rows * static_cast<std::size_t>(splits) * 4);
       EXPECT_EQ(w.q_codes == WorkspaceLayout::kAbsent, s.recipe.q == problem::QFormat::bf16);
-      EXPECT_EQ(w.part_o == WorkspaceLayout::kAbsent, splits == 0);
+      add(w.item_start, (static_cast<std::size_t>(tokens) + 1) * 4);
+      add(w.part_start, (static_cast<std::size_t>(tokens) + 1) * 8);
+      EXPECT_EQ(w.part_o == WorkspaceLayout::kAbsent, !plan.split_k());
+      EXPECT_EQ(w.item_start == WorkspaceLayout::kAbsent, plan.chunk_keys == 0);
       EXPECT_EQ(s.workspace_bytes(batch), w.bytes);
     }
   }

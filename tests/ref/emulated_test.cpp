@@ -29,6 +29,38 @@ EmulatedResult run(const Inputs& in, KvCaches& caches, const problem::Recipe& r,
   return decode_emulated(in.batch, in.q, caches.for_recipe(r), r, splits);
 }
 
+// Chunked split plans (problem/split_plan.h: each request its own split count) agree with the
+// naive loops bit for bit too, and a chunk that gives every request of a uniform batch the same
+// count is the uniform plan.
+TEST(RefEmulated, ChunkedPlansEqualPlainLoopsBitForBit) {
+  CaseSpec c = test::small_case(6, 90, 11, Profile::harness);
+  c.ragged = true;
+  c.q_len = 2;
+  const Inputs in = generate(c);
+  KvCaches caches(in.kv, in.batch.cache_rows());
+  for (const problem::Recipe& recipe : problem::recipes())
+    for (int chunk : {1, 7, 32, 1000}) {
+      SCOPED_TRACE(std::string(recipe.name) + ", chunk " + std::to_string(chunk));
+      const EmulatedResult r = decode_emulated(in.batch, in.q, caches.for_recipe(recipe), recipe,
+                                               problem::SplitPlan::chunked(chunk));
+      const test::NaiveEmulated n =
+          test::naive_emulated(in.batch, in.q, caches.for_recipe(recipe), recipe, 0, chunk);
+      ASSERT_TRUE(test::same_bits(r.out, n.out));
+      ASSERT_TRUE(test::same_bits(r.lse, n.lse));
+    }
+  CaseSpec u = test::small_case(3, 64, 12, Profile::harness);
+  const Inputs uniform = generate(u);
+  KvCaches uniform_caches(uniform.kv, uniform.batch.cache_rows());
+  const problem::Recipe& r = problem::recipes().front();
+  const EmulatedResult chunked = decode_emulated(uniform.batch, uniform.q,
+                                                 uniform_caches.for_recipe(r), r,
+                                                 problem::SplitPlan::chunked(16));  // 4 each
+  const EmulatedResult four = decode_emulated(uniform.batch, uniform.q,
+                                              uniform_caches.for_recipe(r), r, 4);
+  EXPECT_TRUE(test::same_bits(chunked.out, four.out));
+  EXPECT_TRUE(test::same_bits(chunked.lse, four.lse));
+}
+
 // Every recipe, no split and the recipe's splits, plus variants of the tile and P format, agree
 // with the naive loops bit for bit: the blocking, packing, vectors and threads change nothing.
 TEST(RefEmulated, EqualsPlainLoopsBitForBit) {

@@ -139,7 +139,7 @@ float logb(problem::SoftmaxBase b, float x) {
 
 NaiveEmulated naive_emulated(const problem::Batch& batch, std::span<const uint16_t> q,
                              const problem::KvCache& cache, const problem::Recipe& rc,
-                             int num_splits) {
+                             int num_splits_arg, int chunk_keys) {
   const float inf = std::numeric_limits<float>::infinity();
   float q_scale;
   bool q_scaled;
@@ -157,6 +157,10 @@ NaiveEmulated naive_emulated(const problem::Batch& batch, std::span<const uint16
     for (int64_t i = 0; i < batch.q_len(b); ++i) {
       const int64_t row = batch.qo_indptr()[b] + i;
       const int64_t n = batch.visible_kv(b, i), len = batch.kv_len(b);
+      // A chunked plan: this request's own split count, ceil(len / chunk) in 1 .. 256.
+      const int num_splits =
+          chunk_keys > 0 ? static_cast<int>(std::clamp<int64_t>((len + chunk_keys - 1) / chunk_keys, 1, 256))
+                         : num_splits_arg;
       std::vector<std::pair<int64_t, int64_t>> ranges;
       if (num_splits == 0) {
         ranges.push_back({0, len});

@@ -28,6 +28,6 @@ struct NaiveEmulated {
 };
 NaiveEmulated naive_emulated(const problem::Batch& batch, std::span<const uint16_t> q,
                              const problem::KvCache& cache, const problem::Recipe& recipe,
-                             int num_splits);
+                             int num_splits, int chunk_keys = 0);
 
 }  // namespace mlacheck::ref::test
