@@ -48,14 +48,27 @@ struct BenchOptions {
   // Split counts to time instead of each split-K strategy's own (the measurement that tunes a split
   // rule); rows are named STRATEGY@splits=N.
   std::vector<int> splits;
+  // Work-item sizes (keys) to time instead of each persistent strategy's own; rows
+  // STRATEGY@chunk=N.
+  std::vector<int> chunks;
 };
 
 // The strategies to time: the matches themselves, or with --splits each split-K match once per
 // forced split count.
 std::vector<gpu::Strategy> bench_variants(const std::vector<const gpu::Strategy*>& matches,
-                                          const std::vector<int>& splits) {
+                                          const std::vector<int>& splits,
+                                          const std::vector<int>& chunks) {
   std::vector<gpu::Strategy> out;
   for (const gpu::Strategy* s : matches) {
+    if (!chunks.empty() && s->schedule == gpu::Schedule::persistent) {
+      for (const int n : chunks) {
+        gpu::Strategy v = *s;
+        v.tunables.chunk_keys = n;
+        v.name += "@chunk=" + std::to_string(n);
+        out.push_back(std::move(v));
+      }
+      continue;
+    }
     if (splits.empty() || s->schedule != gpu::Schedule::split_k) {
       out.push_back(*s);
       continue;
@@ -106,12 +119,14 @@ int run_bench(const BenchOptions& o) {
     throw std::invalid_argument("--reps >= 1, --warmup >= 0, --flush-mb >= 0, --ceiling-mb >= 1");
   for (const int n : o.splits)
     if (n < 1 || n > 256) throw std::invalid_argument("--splits: each count in 1..256");
+  for (const int n : o.chunks)
+    if (n < 1) throw std::invalid_argument("--chunks: each size >= 1 key");
   const std::string list = o.case_list.empty() ? default_case_list() : o.case_list;
   const std::vector<ref::CaseSpec> cases = select_cases(list, o.case_names);
   const std::vector<const gpu::Strategy*> matches = gpu::match_strategies(o.strategy);
   if (matches.empty())
     throw std::invalid_argument("no strategy matches '" + o.strategy + "' (see `mlacheck list`)");
-  const std::vector<gpu::Strategy> variants = bench_variants(matches, o.splits);
+  const std::vector<gpu::Strategy> variants = bench_variants(matches, o.splits, o.chunks);
   if (const auto why = gpu::unavailable_reason()) {
     fmt::print("mlacheck bench: GPU not available ({}); nothing measured\n", *why);
     return kExitOk;
@@ -223,6 +238,10 @@ void add_bench_command(CLI::App& app, Runner& run) {
   sub->add_option("--splits", o->splits,
                   "time each split-K strategy with each of these split counts instead of its own "
                   "(comma-separated; rows STRATEGY@splits=N)")
+      ->delimiter(',');
+  sub->add_option("--chunks", o->chunks,
+                  "time each persistent strategy with each of these work-item sizes (keys) instead "
+                  "of its own (comma-separated; rows STRATEGY@chunk=N)")
       ->delimiter(',');
   sub->add_option("--flush-mb", o->flush_mb, "MB read before each repetition (0: no flush)")
       ->capture_default_str();

@@ -182,6 +182,7 @@ DecodeParams DeviceProblem::params(const Strategy& s, const problem::KvCache& ho
   p.page_size = m.batch.page_size();
   p.cache_rows = m.batch.cache_rows();
   p.max_kv_len = m.batch.max_kv_len();
+  p.total_kv = m.batch.total_kv();
   p.q = m.q.get();
   switch (c.format) {
     case problem::KvFormat::bf16:

@@ -30,6 +30,9 @@ struct DecodeParams {
   // count depends on the batch (Tunables::split_rule) read it, since reading kv_indptr would need
   // a device-to-host copy and a synchronization.
   int64_t max_kv_len = 0;
+  // Host-side: the batch's key count (Batch::total_kv), which sizes the persistent schedule's
+  // work items.
+  int64_t total_kv = 0;
 
   // --- inputs ---
   const uint16_t* q = nullptr;  // [T, H, D] bf16; quantized on the device when the recipe says so

@@ -152,7 +152,7 @@ std::optional<std::string> Strategy::supports(const problem::Batch& batch,
 }
 
 problem::SplitPlan split_plan(Schedule schedule, const Tunables& tunables, int64_t num_requests,
-                              int64_t max_kv_len) {
+                              int64_t max_kv_len, int64_t total_kv) {
   switch (schedule) {
     case Schedule::single_pass:
       return {};
@@ -162,7 +162,9 @@ problem::SplitPlan split_plan(Schedule schedule, const Tunables& tunables, int64
                               : tunables.splits);
     case Schedule::persistent:
       return problem::SplitPlan::chunked(
-          fast::persistent_chunk_keys(fast::tuned_split_rule(), num_requests, max_kv_len));
+          tunables.chunk_keys > 0
+              ? tunables.chunk_keys
+              : fast::persistent_chunk_keys(fast::tuned_split_rule(), total_kv));
   }
   return {};
 }

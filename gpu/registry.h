@@ -39,13 +39,16 @@ struct Tunables {
   // Keys per online-softmax step of the kernel, when it is the kernel's (its tile) and not the
   // recipe's default; 0: the recipe's. build_table writes it into Strategy::recipe.
   int softmax_tile = 0;
+  // Persistent: keys per work item (fixed); 0: per batch by gpu/fast/split_rule.h.
+  int chunk_keys = 0;
 };
 
 // The split plan (problem/split_plan.h) a launch runs for a batch of `num_requests` whose longest
-// request has `max_kv_len` keys (DecodeParams::max_kv_len): single-pass none, split-k uniform
-// (Tunables::splits or the split rule), persistent chunked (gpu/fast/split_rule.h's chunk).
+// request has `max_kv_len` keys and which has `total_kv` keys in all (DecodeParams::max_kv_len,
+// total_kv): single-pass none, split-k uniform (Tunables::splits or the split rule), persistent
+// chunked (gpu/fast/split_rule.h's chunk).
 problem::SplitPlan split_plan(Schedule schedule, const Tunables& tunables, int64_t num_requests,
-                              int64_t max_kv_len);
+                              int64_t max_kv_len, int64_t total_kv);
 
 // Queues the whole decode (Q quantization, attention, merge) on `stream`: no allocation, no host
 // synchronization, so a call can be captured in a graph. Throws std::invalid_argument for params
@@ -73,7 +76,8 @@ struct Strategy {
   // The split plan a launch on this batch runs, which the emulated reference must run too
   // (ref::decode_emulated's plan).
   problem::SplitPlan emulated_plan(const problem::Batch& batch) const {
-    return split_plan(schedule, tunables, batch.num_requests(), batch.max_kv_len());
+    return split_plan(schedule, tunables, batch.num_requests(), batch.max_kv_len(),
+                      batch.total_kv());
   }
   // Queues the decode (see Launcher). Throws std::runtime_error in a build without a GPU runtime.
   void launch(const DecodeParams& params, StreamHandle stream) const;

@@ -39,7 +39,9 @@ void launch(const problem::Recipe& r, Schedule schedule, const Tunables& tunable
   // 288 bytes).
   require(aligned16(p.kv_bf16) && aligned16(p.kv_fp8) && aligned16(p.kv_mxfp4),
           "the KV cache must be 16-byte aligned");
-  const problem::SplitPlan plan = split_plan(schedule, tunables, p.num_requests, p.max_kv_len);
+  require(p.total_kv >= 0, "total_kv < 0");
+  const problem::SplitPlan plan =
+      split_plan(schedule, tunables, p.num_requests, p.max_kv_len, p.total_kv);
   // Persistent: one block per SM (the shared-memory plan allows one), each taking items in turn.
   portable::launch_with(r, plan, plan.chunk_keys > 0 ? kMultiprocessors : 0, p, stream,
                         &launch_attention);

@@ -26,11 +26,11 @@ int split_count(const SplitRule& rule, int64_t num_requests, int64_t max_kv_len)
   return best == 1 ? 0 : best;
 }
 
-int persistent_chunk_keys(const SplitRule& rule, int64_t num_requests, int64_t max_kv_len) {
+int persistent_chunk_keys(const SplitRule& rule, int64_t total_kv) {
   const int64_t tile = rule.tile_keys > 0 ? rule.tile_keys : 1;
   const int64_t items = static_cast<int64_t>(std::max(rule.multiprocessors, 1)) *
                         std::max(rule.items_per_sm, 1);
-  const int64_t keys = std::max<int64_t>(num_requests, 0) * std::max<int64_t>(max_kv_len, 0);
+  const int64_t keys = std::max<int64_t>(total_kv, 0);
   const int64_t chunk = ((keys + items - 1) / items + tile - 1) / tile * tile;
   return static_cast<int>(std::clamp<int64_t>(chunk, tile, INT32_MAX / 2 / tile * tile));
 }

@@ -19,11 +19,10 @@ struct SplitRule {
 // S = 1 (a single pass, no merge).
 int split_count(const SplitRule& rule, int64_t num_requests, int64_t max_kv_len);
 
-// The persistent schedule's chunk: keys per work item such that a uniform batch of
-// num_requests x max_kv_len keys makes about items_per_sm items per SM, a whole number of tiles
-// (at least one). Ragged batches get the same chunk, so their requests get splits in proportion
-// to their lengths.
-int persistent_chunk_keys(const SplitRule& rule, int64_t num_requests, int64_t max_kv_len);
+// The persistent schedule's chunk: keys per work item such that the batch's total_kv keys make
+// about items_per_sm items per SM, a whole number of tiles (at least one). Every request gets
+// splits in proportion to its length.
+int persistent_chunk_keys(const SplitRule& rule, int64_t total_kv);
 
 // The rule with the tuned constants (gpu/fast/config.h, data/tunables/fast.def).
 SplitRule tuned_split_rule();

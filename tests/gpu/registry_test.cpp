@@ -42,7 +42,7 @@ TEST(GpuRegistry, EveryRecipeHasBothSchedulesAndNamesFollowTheGrammar) {
       EXPECT_EQ(plan, problem::SplitPlan::uniform(s.tunables.splits)) << s.name;
     } else if (s.schedule == Schedule::persistent) {
       EXPECT_EQ(plan, problem::SplitPlan::chunked(
-                          fast::persistent_chunk_keys(fast::tuned_split_rule(), 4, 1024)))
+                          fast::persistent_chunk_keys(fast::tuned_split_rule(), 4 * 1024)))
           << s.name;
     } else {
       EXPECT_FALSE(plan.split_k()) << s.name;

@@ -59,12 +59,12 @@ namespace {
 TEST(FastSplitRule, PersistentChunkMakesAboutTwoItemsPerSmInWholeTiles) {
   constexpr SplitRule kRule{132, 32, 2, 256, 2};
   // 256 x 8192 keys over 264 items: 7944 keys, rounded up to tiles of 32: 7968.
-  EXPECT_EQ(persistent_chunk_keys(kRule, 256, 8192), 7968);
-  EXPECT_EQ(persistent_chunk_keys(kRule, 4, 1024), 32);  // 16 keys per item: one tile at least
-  EXPECT_EQ(persistent_chunk_keys(kRule, 0, 1024), 32);
+  EXPECT_EQ(persistent_chunk_keys(kRule, 256 * 8192), 7968);
+  EXPECT_EQ(persistent_chunk_keys(kRule, 4 * 1024), 32);  // 16 keys per item: one tile at least
+  EXPECT_EQ(persistent_chunk_keys(kRule, 0), 32);
   for (const int64_t b : {1, 7, 64, 300})
     for (const int64_t l : {1, 100, 8192}) {
-      const int c = persistent_chunk_keys(kRule, b, l);
+      const int c = persistent_chunk_keys(kRule, b * l);
       EXPECT_EQ(c % 32, 0);
       EXPECT_GE(static_cast<int64_t>(c) * 264, b * l) << "at most two items per SM";
       EXPECT_LT(static_cast<int64_t>(c - 32) * 264, std::max<int64_t>(b * l, 1)) << "smallest such";
