@@ -298,7 +298,7 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
 
       // Start the pipeline before Q is staged: the copies do not touch Q's region.
       [[maybe_unused]] ScalePrefetch scales;
-  #pragma unroll 1
+#pragma unroll 1
       for (int t = 0; t < T::kStages - 1; ++t) {
         if (t < tiles) {
           issue_tile<Kv>(a, b, row0, first + static_cast<int64_t>(t) * kTileKeys, keys_in(t), sh.stage(t));
@@ -321,7 +321,7 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
       }
       block_sync();
       mma::TileA16 q_ops[kQkStepsPerWarp];
-  #pragma unroll
+#pragma unroll
       for (int ks = 0; ks < kQkStepsPerWarp; ++ks)
         mma::load_a16(q_ops[ks], sh.q + (dim_group * kQkStepsPerWarp + ks) * mma::kK16,
                       kBf16RowStride);
@@ -330,7 +330,14 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
       mma::TileC acc[kVTiles];
 
       for (int t = 0; t < tiles; ++t) {
-        const int ahead = t + T::kStages - 1;
+        // Tile t has landed once at most kStages - 2 groups are pending (kStages - 1 in the
+        // prologue, one per earlier tile). The barrier after the wait also ends tile t - 1: every
+        // warp is past its P·V, so its stage, the scores, P and alpha can be written again (one
+        // barrier per tile fewer than a barrier at the end of the loop).
+        static_assert(T::kStages >= 2);
+        mma::async_wait<T::kStages - 2>();
+        block_sync();
+        const int ahead = t + T::kStages - 1;  // refills the stage tile t - 1 used
         const bool refill = ahead < tiles;
         if (refill) {
           issue_tile<Kv>(a, b, row0, first + static_cast<int64_t>(ahead) * kTileKeys, keys_in(ahead),
@@ -339,8 +346,6 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
             load_scales(a, b, first + static_cast<int64_t>(ahead) * kTileKeys, keys_in(ahead), scales);
         }
         mma::async_commit();
-        mma::async_wait<T::kStages - 1>();
-        block_sync();
         const int stage = t % T::kStages;
         if constexpr (T::kDecodes) {
           decode_tile<Kv, kF16>(a, sh.stage(stage), sh.tile);
@@ -352,10 +357,10 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
         // 1. Partial scores of this warp's dims.
         {
           mma::TileC s[kKeyTiles];
-  #pragma unroll
+#pragma unroll
           for (int ks = 0; ks < kQkStepsPerWarp; ++ks) {
             const int d0 = (dim_group * kQkStepsPerWarp + ks) * mma::kK16;
-  #pragma unroll
+#pragma unroll
             for (int nt = 0; nt < kKeyTiles; ++nt) {
               mma::TileB16 k_op;
               mma::load_b16(k_op, kv + (key_group * kKeysPerWarp + nt * mma::kN) * kBf16RowStride + d0,
@@ -364,9 +369,9 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
             }
           }
           float* part = sh.s_part + dim_group * kNumHeads * kTileKeys + key_group * kKeysPerWarp;
-  #pragma unroll
+#pragma unroll
           for (int nt = 0; nt < kKeyTiles; ++nt)
-  #pragma unroll
+#pragma unroll
             for (int l = 0; l < mma::TileC::ne; ++l)
               part[mma::TileC::get_i(l) * kTileKeys + nt * mma::kN + mma::TileC::get_j(l)] = s[nt].x[l];
         }
@@ -376,22 +381,22 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
         {
           float s[kKeysPerThread];
           float m_tile = kNegInf;
-  #pragma unroll
+#pragma unroll
           for (int e = 0; e < kKeysPerThread; ++e) {
             const int key = sub * kKeysPerThread + e;
             float dot = 0.0f;
-  #pragma unroll
+#pragma unroll
             for (int g = 0; g < kDimGroups; ++g) dot += sh.s_part[(g * kNumHeads + head) * kTileKeys + key];
             s[e] = key < n ? dot * score_scale : kNegInf;
             m_tile = max_of(m_tile, s[e]);
           }
-  #pragma unroll
+#pragma unroll
           for (int mask = kThreadsPerHead / 2; mask >= 1; mask /= 2)
             m_tile = max_of(m_tile, shfl_xor<kThreadsPerHead>(m_tile, mask));
           const float m_new = max_of(m_run, m_tile);
           const float alpha = softmax_exp<kBase2>(m_run - m_new);  // 0 on the first tile
           float sum = 0.0f;
-  #pragma unroll
+#pragma unroll
           for (int e = 0; e < kKeysPerThread; ++e) {
             const float p = softmax_exp<kBase2>(s[e] - m_new);  // masked: b^-inf = 0
             sum += p;
@@ -413,25 +418,25 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
 
         // 3. acc = acc·α + P·V over this warp's value dims.
         float alpha_of[mma::TileC::ne];  // the rescale of each accumulator element's head
-  #pragma unroll
+#pragma unroll
         for (int l = 0; l < mma::TileC::ne; ++l) alpha_of[l] = sh.alpha[mma::TileC::get_i(l)];
-  #pragma unroll
+#pragma unroll
         for (int vt = 0; vt < kVTiles; ++vt)
-  #pragma unroll
+#pragma unroll
           for (int l = 0; l < mma::TileC::ne; ++l) acc[vt].x[l] *= alpha_of[l];
-  #pragma unroll
+#pragma unroll
         for (int ks = 0; ks < kPvSteps; ++ks) {
           mma::TileA16 p_hi, p_lo;
           mma::load_a16(p_hi, sh.p_hi + ks * mma::kK16, kPStride);
           if constexpr (kSplitP) mma::load_a16(p_lo, sh.p_lo + ks * mma::kK16, kPStride);
-  #pragma unroll
+#pragma unroll
           for (int vt = 0; vt < kVTiles; ++vt) {
             mma::TileB16 v_op;
             mma::load_b16_trans(v_op,
                                 kv + ks * mma::kK16 * kBf16RowStride + warp * kVDimsPerWarp + vt * mma::kN,
                                 kBf16RowStride);
             if constexpr (kSplitP) {
-  #pragma unroll
+#pragma unroll
               for (int r = 0; r < 2; ++r) v_op.x[r] = round_pair_to_f16(v_op.x[r]);
             }
             product(acc[vt], p_hi, v_op);
@@ -440,7 +445,6 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
         }
         if constexpr (Kv == KvFormat::mxfp4)
           if (refill) store_scales(scales, sh.stage(ahead % T::kStages));
-        block_sync();  // the stage, scores and P are refilled next
       }
       mma::async_wait<0>();  // nothing in flight into a stage the next token reuses
 
@@ -452,9 +456,9 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
         sh.m[head] = m_run;
       }
       block_sync();
-  #pragma unroll
+#pragma unroll
       for (int vt = 0; vt < kVTiles; ++vt)
-  #pragma unroll
+#pragma unroll
         for (int l = 0; l < mma::TileC::ne; ++l) {
           const int h = mma::TileC::get_i(l);
           const int d = warp * kVDimsPerWarp + vt * mma::kN + mma::TileC::get_j(l);
