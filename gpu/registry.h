@@ -7,9 +7,9 @@
 // Names follow one grammar, recipe/schedule/variant:
 //   recipe    a problem::recipes() name (a16w16, a8w8, ...)
 //   schedule  single-pass (one block per request, all its keys), split-k (n splits per request
-//             plus an LSE-merge kernel) or persistent (one block per SM taking work items of at
-//             most a chunk of keys each: every request gets splits in proportion to its length, so
-//             ragged batches balance; plus the merge)
+//             plus an LSE-merge kernel) or persistent (one block per SM, each taking the next
+//             work item of at most a chunk of keys from an atomic counter: every request gets
+//             splits in proportion to its length, so ragged batches balance; plus the merge)
 //   variant   the kernel family: portable (plain HIP: FMA, shared memory, shuffles), mma (the
 //             matrix units through gpu/mma/, gpu/fast/: tiles of keys in a copy pipeline)
 #include <cstddef>

@@ -44,6 +44,7 @@ WorkspaceLayout workspace_layout(const problem::Recipe& recipe, const problem::S
     const auto slots = static_cast<std::size_t>(num_requests) + 1;
     w.item_start = take(slots * sizeof(int32_t));
     w.part_start = take(slots * sizeof(int64_t));
+    w.item_counter = take(sizeof(int32_t));
   }
   w.bytes = end;
   return w;

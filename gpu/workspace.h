@@ -23,6 +23,7 @@ struct WorkspaceLayout {
   // from part_start[b]) and the work list is item_start.
   std::size_t item_start = kAbsent;      // int32 [B+1]: first work item (request, split) of request b
   std::size_t part_start = kAbsent;      // int64 [B+1]: first partial row of request b
+  std::size_t item_counter = kAbsent;    // int32 [1]: next work item to take (reset by the plan kernel)
   std::size_t bytes = 0;                 // total
 };
 

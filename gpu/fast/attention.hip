@@ -228,7 +228,9 @@ __device__ void decode_tile([[maybe_unused]] const AttentionArgs& a, const uint8
   }
 }
 
-template <KvFormat Kv, PFormat P, SoftmaxBase Base>
+// Chunked: the persistent schedule's work-item loop (a compile-time switch, so that the split-K
+// kernels do not pay its registers: with it ptxas spills at the 128-register cap of 512 threads).
+template <KvFormat Kv, PFormat P, SoftmaxBase Base, bool Chunked>
 __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionArgs a) {
   using T = Traits<Kv>;
   constexpr bool kBase2 = Base == SoftmaxBase::two;
@@ -254,11 +256,21 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
   if (a.kv_scaled) score_scale *= a.kv_scale;
 
   // Work items: (request, split). A uniform plan has one per block; a chunked plan (persistent
-  // schedule) has item_start[B] of them, taken by the blocks in turn.
-  const bool chunked = a.item_start != nullptr;
+  // schedule) has item_start[B] of them, each block taking the next one from item_counter when
+  // it is done with its last (the outputs do not depend on which block takes which item).
+  constexpr bool chunked = Chunked;
   const bool single_pass = !chunked && a.num_splits == 0;
   const int64_t items = chunked ? a.item_start[a.num_requests] : gridDim.x;
-  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+  // Thread 0 takes an item; every thread reads it after the barrier and before thread 0 takes the
+  // next (the item's own barriers come between).
+  __shared__ int32_t taken;
+  const auto next_item = [&]() -> int64_t {
+    if (tid == 0) taken = atomicAdd(a.item_counter, 1);
+    block_sync();
+    return taken;
+  };
+  for (int64_t item = chunked ? next_item() : blockIdx.x; item < items;
+       item = chunked ? next_item() : items) {
     int64_t b = 0;
     int splits = 0, split = 0;
     if (chunked) {  // the request whose items contain `item`: last b with item_start[b] <= item
@@ -486,12 +498,12 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
   }  // work items
 }
 
-template <std::size_t I>
-void launch_instance(const AttentionArgs& args, int64_t blocks, hipStream_t stream) {
+template <std::size_t I, bool Chunked>
+void launch_kernel(const AttentionArgs& args, int64_t blocks, hipStream_t stream) {
   constexpr portable::Instance in = portable::kInstances[I];
   static_assert(in.p != PFormat::f32, "the fast kernel's P·V operands are 16-bit");
   {
-    constexpr auto kernel = fast_attention_kernel<in.kv, in.p, in.base>;
+    constexpr auto kernel = fast_attention_kernel<in.kv, in.p, in.base, Chunked>;
     constexpr std::size_t bytes = Traits<in.kv>::kBytes;
     // Above 48 KB a kernel must opt in; once per instance (a runtime call, not a stream operation,
     // so it is also legal while a graph is being captured).
@@ -504,6 +516,12 @@ void launch_instance(const AttentionArgs& args, int64_t blocks, hipStream_t stre
     static_cast<void>(opted_in);
     kernel<<<static_cast<unsigned>(blocks), kThreads, bytes, stream>>>(args);
   }
+}
+
+template <std::size_t I>
+void launch_instance(const AttentionArgs& args, int64_t blocks, hipStream_t stream) {
+  if (args.item_start != nullptr) launch_kernel<I, true>(args, blocks, stream);
+  else launch_kernel<I, false>(args, blocks, stream);
 }
 
 template <std::size_t... I>

@@ -62,10 +62,12 @@ struct AttentionArgs {
   int num_splits = 0;
   // Chunked split plans (problem/split_plan.h; the fast kernel's persistent schedule): when set,
   // num_splits is unused, request b has S_b = item_start[b+1] - item_start[b] splits and its
-  // partial rows start at part_start[b] (token i, split s: row part_start[b] + i·S_b + s); the
-  // blocks take work items blockIdx.x, blockIdx.x + gridDim.x, ... of the item_start[B] items.
+  // partial rows start at part_start[b] (token i, split s: row part_start[b] + i·S_b + s); each
+  // block takes the next of the item_start[B] work items from item_counter until none is left
+  // (dynamic, so items of unequal size still balance across the SMs).
   const int32_t* item_start = nullptr;  // [B+1] (split_plan.hip writes it)
   const int64_t* part_start = nullptr;  // [B+1]
+  int32_t* item_counter = nullptr;      // [1], 0 on entry (split_plan.hip resets it)
   uint16_t* out = nullptr;   // [T, 16, 512] bf16 (single pass)
   float* lse = nullptr;      // [T, 16] natural log (single pass); may be nullptr
   float* part_o = nullptr;   // [T, S, 16, 512] (split-K)
@@ -81,6 +83,7 @@ struct PlanArgs {
   const int32_t* kv_indptr = nullptr;  // [B+1]
   int32_t* item_start = nullptr;       // [B+1] out: Σ_{b' < b} S_b'
   int64_t* part_start = nullptr;       // [B+1] out: Σ_{b' < b} q_len_b' · S_b'
+  int32_t* item_counter = nullptr;     // [1] out: 0, the attention kernel's next work item
 };
 
 // The LSE merge (gpu/portable/merge.hip): one block per query row.

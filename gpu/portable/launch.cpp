@@ -143,9 +143,11 @@ void launch_with(const problem::Recipe& r, const problem::SplitPlan& plan,
     pa.kv_indptr = p.kv_indptr;
     pa.item_start = at<int32_t>(p, w.item_start);
     pa.part_start = at<int64_t>(p, w.part_start);
+    pa.item_counter = at<int32_t>(p, w.item_counter);
     launch_split_plan(pa, stream);
     a.item_start = pa.item_start;
     a.part_start = pa.part_start;
+    a.item_counter = pa.item_counter;
   }
   attention(*instance, a,
             plan.chunk_keys > 0

@@ -47,6 +47,7 @@ __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
     }
     a.item_start[a.num_requests] = static_cast<int32_t>(item_sum);
     a.part_start[a.num_requests] = row_sum;
+    *a.item_counter = 0;  // each call starts the work list afresh (graph replays included)
   }
   block_sync();
   items = items_of[tid];
