@@ -1,13 +1,14 @@
-// The fast attention kernel: one block per (request, split), all 16 heads, the split's keys in
-// tiles of kTileKeys through a multi-stage global -> shared copy pipeline, both products on the
-// matrix units (gpu/mma/mma.h). Per tile, following ref/decode_emulated.h with softmax_tile =
-// kTileKeys:
-//   1. Q·Kᵀ: warp w multiplies its quarter of the 576 dims (Q's operands stay in its registers for
-//      the whole split) for all keys; the four partial score tiles are summed in shared memory.
+// The fast attention kernel: all 16 heads of one (request, split) work item per block (split-K:
+// one item per block; persistent: items taken from a counter), the split's keys in tiles of
+// kTileKeys through a multi-stage global -> shared copy pipeline, both products on the matrix
+// units (gpu/mma/mma.h). Per tile, following ref/decode_emulated.h with softmax_tile = kTileKeys:
+//   1. Q·Kᵀ: warp w multiplies dim group w % 4 (a quarter of the 576 dims; its Q operands stay in
+//      registers for the whole split) by its key group's keys; the four partial score tiles are
+//      summed in shared memory.
 //   2. Softmax step (kThreads / 16 threads per head): s = fl32(dot · score scale), masked keys
 //      -inf; m' = max(m, tile max); p = b^(s - m'); l = l·α + Σp (unrounded p); P rounded to the
 //      recipe's format.
-//   3. P·V: warp w owns 128 value dims; acc = acc·α, then acc += P·V on the matrix units.
+//   3. P·V: warp w owns 512 / kWarps value dims; acc = acc·α, then acc += P·V.
 // Every operand value is exactly a bf16 value (bf16, fp8 and E2M1·2^e caches; P in bf16 or fp8),
 // so one bf16 product is exact; an f16 P (a4w4) is split into two bf16 parts whose sum is exactly
 // P (11 significant bits = 8 + 3), and V is rounded to f16 (its P·V operand type) in registers.
