@@ -30,6 +30,7 @@
 #include "gpu/portable/device_math.h"
 #include "gpu/portable/instances.h"
 #include "gpu/portable/operands.h"
+#include "gpu/portable/owner.h"
 #include "gpu/portable/rounding.h"
 #include "gpu/warp.h"
 #include "problem/shape.h"
@@ -79,7 +80,7 @@ constexpr float kNegInf = -__builtin_huge_valf();
 template <bool Base2>
 __device__ __forceinline__ float softmax_exp(float x) {
 #if defined(MLACHECK_GPU_PLATFORM_AMD)
-  return __builtin_amdgcn_exp2f(Base2 ? x : x * 1.44269504088896340736f);
+  return __builtin_amdgcn_exp2f(Base2 ? x : x * static_cast<float>(portable::math_detail::kLog2e));
 #else
   return Base2 ? exp2f(x) : expf(x);
 #endif
@@ -274,14 +275,8 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
        item = chunked ? next_item() : items) {
     int64_t b = 0;
     int splits = 0, split = 0;
-    if (chunked) {  // the request whose items contain `item`: last b with item_start[b] <= item
-      int lo = 0, hi = a.num_requests - 1;
-      while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (a.item_start[mid] <= item) lo = mid;
-        else hi = mid - 1;
-      }
-      b = lo;
+    if (chunked) {  // the request whose items contain `item`
+      b = portable::owner_of(a.item_start, a.num_requests, item);
       splits = a.item_start[b + 1] - a.item_start[b];
       split = static_cast<int>(item - a.item_start[b]);
     } else {

@@ -7,26 +7,21 @@
 // on the host over every code pair and scale.
 #include <cstdint>
 
+#include "gpu/portable/rounding.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
 #include "quant/bits.h"
 #include "quant/e2m1.h"
 #include "quant/e8m0.h"
 #include "quant/fp8.h"
-#include "quant/grid.h"
 #include "quant/hd.h"
 #include "quant/nan_semantics.h"
 
 namespace mlacheck::gpu::fast {
 
-// The f16 bit pattern of a float32 that is an f16 value (fp8 values, P rounded to fp8): exact;
-// NaN becomes the quiet f16 NaN with its sign.
-MLACHECK_HD constexpr uint16_t f16_bits(float x) {
-  const uint32_t u = quant::f32_bits(x);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7E00u);
-  const uint32_t mag = quant::detail::round_magnitude_rne(u & 0x7FFFFFFFu, 10, 15);
-  return static_cast<uint16_t>(((u >> 16) & 0x8000u) | mag);
-}
+// f16 bit patterns: portable::f16_bits (gpu/portable/rounding.h), exact on fp8 values and on P
+// rounded to fp8.
+using portable::f16_bits;
 
 // Two e4m3fn codes (low byte first) as a bf16 pair (low half first). The 7 magnitude bits placed in
 // float32's exponent and mantissa fields read 2^(e-127)·(1 + m/8) (or m/8·2^-126 for e = 0); times

@@ -7,9 +7,9 @@
 #include <cstdint>
 
 #include "gpu/platform.h"
+#include "gpu/portable/rounding.h"
 #include "quant/bits.h"
 #include "quant/fp8.h"
-#include "quant/grid.h"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "gpu/mma: NVIDIA code needs sm_80 or newer (mma.sync bf16, ldmatrix, cp.async)"
@@ -137,9 +137,8 @@ __device__ __forceinline__ uint32_t e4m3fn_pair_to_f16_pair(uint16_t codes) {
   asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(halves) : "h"(codes));
   return halves;
 #else
-  const auto f16 = [](uint8_t c) {
-    const uint32_t u = quant::f32_bits(quant::fp8_to_f32(c, quant::Fp8Format::e4m3fn));
-    return ((u >> 16) & 0x8000u) | quant::detail::round_magnitude_rne(u & 0x7FFFFFFFu, 10, 15);
+  const auto f16 = [](uint8_t c) -> uint32_t {
+    return portable::f16_bits(quant::fp8_to_f32(c, quant::Fp8Format::e4m3fn));
   };
   return f16(static_cast<uint8_t>(codes)) | (f16(static_cast<uint8_t>(codes >> 8)) << 16);
 #endif

@@ -10,6 +10,7 @@
 #include "gpu/portable/device_common.h"
 #include "gpu/portable/device_math.h"
 #include "gpu/portable/kernels.h"
+#include "gpu/portable/owner.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
 
@@ -38,15 +39,10 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
   // The token's partial rows: base .. base + splits - 1.
   int splits = a.num_splits;
   int64_t base = token * splits;
-  if (a.item_start != nullptr) {  // chunked plan: the token's request b (last b with qo_indptr[b] <= token)
-    int lo = 0, hi = a.num_requests - 1;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (a.qo_indptr[mid] <= token) lo = mid;
-      else hi = mid - 1;
-    }
-    splits = a.item_start[lo + 1] - a.item_start[lo];
-    base = a.part_start[lo] + (token - a.qo_indptr[lo]) * splits;
+  if (a.item_start != nullptr) {  // chunked plan: the token's own request
+    const int b = owner_of(a.qo_indptr, a.num_requests, token);
+    splits = a.item_start[b + 1] - a.item_start[b];
+    base = a.part_start[b] + (token - a.qo_indptr[b]) * splits;
   }
   for (int s = tid; s < splits; s += kMergeThreads)
     lse_of[s] = a.part_lse[(base + s) * kNumHeads + head];
