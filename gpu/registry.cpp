@@ -130,8 +130,7 @@ std::optional<std::string> Strategy::supports(const problem::Batch& batch,
   if (variant == "mma") {
     if (recipe.p == problem::PFormat::f32)
       return "the mma kernel has no float32 P (its P·V operands are 16-bit)";
-    if (recipe.kv == problem::KvFormat::fp8 && recipe.p == problem::PFormat::fp8 &&
-        (recipe.q == problem::QFormat::bf16 || recipe.q == problem::QFormat::mxfp4_dynamic))
+    if (!fast::q_fits_operands(recipe))
       return "the mma kernel runs fp8 KV x fp8 P on f16 operands, which needs an fp8 Q";
     if (recipe.softmax_tile != fast::kTileKeys)
       return "the mma kernel's softmax step is its tile of " + to_string(fast::kTileKeys) + " keys";
@@ -143,7 +142,7 @@ std::optional<std::string> Strategy::supports(const problem::Batch& batch,
   }
   const problem::SplitPlan plan = emulated_plan(batch);
   const int splits = std::max(1, plan.max_splits(batch.max_kv_len()));
-  if (schedule == Schedule::split_k && (splits < 1 || splits > portable::kMaxSplits))
+  if (schedule == Schedule::split_k && splits > portable::kMaxSplits)
     return "split count " + to_string(splits) + " outside 1.." + to_string(portable::kMaxSplits);
   if (batch.num_requests() * splits > INT32_MAX)
     return to_string(batch.num_requests()) + " requests x " + to_string(splits) +

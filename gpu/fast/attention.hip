@@ -238,7 +238,7 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
   constexpr bool kBase2 = Base == SoftmaxBase::two;
   constexpr bool kSplitP = P == PFormat::f16;
   // All-fp8 recipes: f16 operands (Q and P are fp8 values there: the launcher checks Q's format).
-  constexpr bool kF16 = Kv == KvFormat::fp8 && P == PFormat::fp8;
+  constexpr bool kF16 = f16_operands(Kv, P);
   const auto product = [](mma::TileC& d, const mma::TileA16& x, const mma::TileB16& y) {
     if constexpr (kF16) mma::mma_f16(d, x, y);
     else mma::mma_bf16(d, x, y);

@@ -1,7 +1,10 @@
 #pragma once
 // Compile-time constants of the fast (matrix-instruction) decode kernels, each with why. Plain
 // C++: the host side (launcher, registry, split rule) reads them too.
+#include "problem/recipe.h"
 #include "problem/shape.h"
+#include "problem/split_plan.h"
+#include "quant/hd.h"
 
 namespace mlacheck::gpu::fast {
 
@@ -24,7 +27,18 @@ inline constexpr int kFp8RowStride = problem::kQkDim + 16;      // bytes
 inline constexpr int kMxfp4RowStride = problem::kMxfp4RowBytes + 16;  // bytes
 inline constexpr int kPStride = kTileKeys + 8;                  // P tile, uint16 elements
 
-// Split-K limit (the merge's, gpu/portable/config.h kMaxSplits).
-inline constexpr int kMaxSplits = 256;
+// Split-K limit (the split plans' and so the merge's).
+inline constexpr int kMaxSplits = problem::kMaxPlanSplits;
+
+// Recipes whose KV and P are fp8 run on f16 operands (fp8 values are f16 values, and e4m3 -> f16
+// is one conversion per pair); their Q must then be fp8 too (a bf16 or MXFP4 Q is not an f16 value
+// in general).
+MLACHECK_HD constexpr bool f16_operands(problem::KvFormat kv, problem::PFormat p) {
+  return kv == problem::KvFormat::fp8 && p == problem::PFormat::fp8;
+}
+constexpr bool q_fits_operands(const problem::Recipe& r) {
+  return !f16_operands(r.kv, r.p) ||
+         (r.q != problem::QFormat::bf16 && r.q != problem::QFormat::mxfp4_dynamic);
+}
 
 }  // namespace mlacheck::gpu::fast

@@ -29,9 +29,7 @@ void launch(const problem::Recipe& r, Schedule schedule, const Tunables& tunable
           "the kernel's softmax step is its tile of " + std::to_string(kTileKeys) +
               " keys; recipe " + std::string(r.name) + " asks for " +
               std::to_string(r.softmax_tile));
-  require(!(r.kv == problem::KvFormat::fp8 && r.p == problem::PFormat::fp8) ||
-              (r.q != problem::QFormat::bf16 && r.q != problem::QFormat::mxfp4_dynamic),
-          "fp8 KV x fp8 P runs on f16 operands, which needs an fp8 Q");
+  require(q_fits_operands(r), "fp8 KV x fp8 P runs on f16 operands, which needs an fp8 Q");
   require(schedule != Schedule::single_pass,
           "the fast kernels run split-K or persistent (one split is a single pass)");
   require(p.max_kv_len >= 0, "max_kv_len < 0");

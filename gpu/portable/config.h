@@ -2,6 +2,7 @@
 // Compile-time constants of the portable decode kernels, each with why. Plain C++: the host side
 // (workspace layout, registry) reads them too.
 #include "problem/shape.h"
+#include "problem/split_plan.h"
 
 namespace mlacheck::gpu::portable {
 
@@ -23,8 +24,8 @@ inline constexpr int kRowStride = kRowPairs + 1;       // 289 words
 // which gives the same bits.
 inline constexpr int kScoreCacheKeys = 128;
 
-// Split-K limit: the reference's (ref/decode_emulated.cpp); bounds the merge's weight array.
-inline constexpr int kMaxSplits = 256;
+// Split-K limit: the split plans' (problem/split_plan.h); bounds the merge's weight array.
+inline constexpr int kMaxSplits = problem::kMaxPlanSplits;
 
 // Q quantization: the per-tensor amax is reduced in two steps without atomics (deterministic,
 // nothing to clear before a launch): kAmaxBlocks partial maxima in the workspace, then every block
