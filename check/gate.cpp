@@ -1,5 +1,6 @@
 #include "check/gate.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -34,12 +35,18 @@ std::vector<std::string> GateReport::reasons() const {
 Gate::Gate(const problem::Recipe& recipe, const DataScale& data, OutputLayout layout,
            std::span<const float> exact, std::span<const uint16_t> emulated,
            HarnessTolerance harness)
-    : recipe_(recipe.name),
+    : Gate(recipe, data, std::move(layout), exact, emulated, GateOptions{harness, {}, {}}) {}
+
+Gate::Gate(const problem::Recipe& recipe, const DataScale& data, OutputLayout layout,
+           std::span<const float> exact, std::span<const uint16_t> emulated, GateOptions options)
+    : recipe_(problem::spell(recipe)),
       layout_(std::move(layout)),
       exact_(exact),
       total_(check::total_bound(recipe, data, layout_)),
-      kernel_(check::kernel_bound(recipe, data, layout_)),
-      harness_(harness) {
+      kernel_(options.kernel ? std::move(*options.kernel)
+                             : check::kernel_bound(recipe, data, layout_)),
+      harness_(options.harness),
+      empty_rows_(options.empty_rows) {
   const auto n = static_cast<std::size_t>(layout_.elements());
   if (exact.size() != n)
     throw std::invalid_argument(
@@ -57,9 +64,25 @@ Gate::Gate(const problem::Recipe& recipe, const DataScale& data, OutputLayout la
   }
 }
 
-GateReport Gate::judge(std::span<const float> output, std::size_t worst_k) const {
+GateReport Gate::judge(std::span<const float> given, std::size_t worst_k) const {
   GateReport r;
   r.recipe = recipe_;
+  // EmptyRows::any: rows with no key take the reference's value (0 in both references), so that
+  // whatever the kernel left there is neither an anomaly nor an error.
+  std::vector<float> patched;
+  std::span<const float> output = given;
+  if (empty_rows_ == EmptyRows::any && given.size() == exact_.size()) {
+    for (int64_t t = 0; t < layout_.tokens(); ++t) {
+      if (layout_.visible_kv(t) != 0) continue;
+      if (patched.empty()) patched.assign(given.begin(), given.end());
+      const auto first = static_cast<std::size_t>(t * problem::kNumHeads * kRowLen);
+      std::fill(patched.begin() + static_cast<std::ptrdiff_t>(first),
+                patched.begin() + static_cast<std::ptrdiff_t>(first + problem::kNumHeads * kRowLen),
+                0.0f);
+      r.skipped_empty_rows += problem::kNumHeads;
+    }
+    if (!patched.empty()) output = patched;
+  }
   r.total_bound = total_;
   r.kernel_bound = kernel_;
   r.total = measure(output, exact_, layout_, &total_, worst_k);

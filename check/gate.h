@@ -17,8 +17,20 @@
 
 namespace mlacheck::check {
 
+// Rows of tokens that see no key. zero: the project's convention (out 0, lse -inf), judged like
+// every row. any: a third-party kernel may leave them undefined (the Triton kernels measured write
+// NaN, FlashMLA an LSE of +inf): they are not judged, and the report counts them.
+enum class EmptyRows : uint8_t { zero, any };
+
+struct GateOptions {
+  HarnessTolerance harness{};
+  std::optional<Bound> kernel;  // replaces kernel_bound(recipe), e.g. schedule_free_bound
+  EmptyRows empty_rows = EmptyRows::zero;
+};
+
 struct GateReport {
   std::string recipe;
+  int64_t skipped_empty_rows = 0;  // (token, head) rows not judged (EmptyRows::any)
   Bound total_bound, kernel_bound;
   Metrics total;                  // output vs exact, under total_bound
   std::optional<Metrics> kernel;  // output vs emulated, under kernel_bound (when emulated given)
@@ -38,6 +50,8 @@ class Gate {
   Gate(const problem::Recipe& recipe, const DataScale& data, OutputLayout layout,
        std::span<const float> exact, std::span<const uint16_t> emulated,
        HarnessTolerance harness = {});
+  Gate(const problem::Recipe& recipe, const DataScale& data, OutputLayout layout,
+       std::span<const float> exact, std::span<const uint16_t> emulated, GateOptions options);
 
   // Judges one output [T, 16, 512] (bf16/f16/f32 values widened exactly to float).
   GateReport judge(std::span<const float> output, std::size_t worst_k = 10) const;
@@ -58,6 +72,7 @@ class Gate {
   std::vector<uint16_t> harness_ref_;  // emulated bits, or bf16(exact)
   Bound total_, kernel_;
   HarnessTolerance harness_;
+  EmptyRows empty_rows_ = EmptyRows::zero;
 };
 
 }  // namespace mlacheck::check

@@ -122,7 +122,7 @@ Metrics measure(std::span<const float> got, std::span<const float> ref, const Ou
       const int dim = static_cast<int>(i - base);
       double key = err;
       if (bound != nullptr) {
-        e.tolerance = bound->element_tolerance(token, dim, r, rho);
+        e.tolerance = bound->element_tolerance(static_cast<int64_t>(i), token, dim, r, rho);
         if (err <= e.tolerance) ++m.elements_within;
         key = e.tolerance > 0 ? err / e.tolerance : (err > 0 ? kInf : 0.0);
         const double w = err / bound->channel(dim);

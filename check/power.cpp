@@ -1,9 +1,12 @@
 #include "check/power.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/core.h>
 
+#include "check/ulp.h"
 #include "quant/bf16.h"
 
 namespace mlacheck::check {
@@ -17,6 +20,20 @@ PowerRow score(const Gate& gate, std::string name, std::string what, bool expect
     rounded[i] = quant::bf16_to_f32(quant::f32_to_bf16(output[i]));
   const GateReport g = gate.judge(rounded, 0);
   PowerRow row;
+  const std::span<const float> exact = gate.exact();
+  for (std::size_t i = 0; i < exact.size(); ++i) {
+    const double d = std::fabs(double(output[i]) - exact[i]);
+    if (d > 0) row.effect_half_ulps = std::max(row.effect_half_ulps, d / (0.5 * bf16_ulp(exact[i])));
+  }
+  if (gate.has_emulated()) {
+    double err = 0, ref = 0;
+    for (std::size_t i = 0; i < rounded.size(); ++i) {
+      const double e = gate.emulated()[i];
+      err += (rounded[i] - e) * (rounded[i] - e);
+      ref += e * e;
+    }
+    row.kernel_rel_rms = ref > 0 ? std::sqrt(err / ref) : 0.0;
+  }
   row.name = std::move(name);
   row.what = std::move(what);
   row.expected_reject = expected_reject;
@@ -43,7 +60,7 @@ WrongAnswer all_zeros(const OutputLayout& layout) {
 std::vector<std::string> PowerReport::warnings() const {
   std::vector<std::string> out;
   for (const PowerRow& r : rows) {
-    if (r.ok()) continue;
+    if (r.ok()) continue;  // includes wrong answers with no visible effect on this data
     out.push_back(
         r.expected_reject
             ? fmt::format("the gate cannot reject '{}' ({}) for recipe {}", r.name, r.what, recipe)
@@ -63,7 +80,7 @@ PowerReport score_power(const Gate& gate, std::span<const WrongAnswer> wrong) {
     if (w.output.size() != static_cast<std::size_t>(gate.layout().elements()))
       throw std::invalid_argument(fmt::format("score_power: '{}' has {} values, expected {}",
                                               w.name, w.output.size(), gate.layout().elements()));
-    report.rows.push_back(score(gate, w.name, w.what, true, w.output));
+    report.rows.push_back(score(gate, w.name, w.what, !w.control, w.output));
   }
   return report;
 }

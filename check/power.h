@@ -20,6 +20,8 @@ struct WrongAnswer {
   std::string what;  // one line: how it was made
   // [T, 16, 512] as a kernel would compute it; scored after rounding to bf16, the output format.
   std::vector<float> output;
+  // A correct output computed another way (e.g. another schedule): the gate must accept it.
+  bool control = false;
 };
 
 // The all-zero output of the layout's shape.
@@ -35,7 +37,14 @@ struct PowerRow {
   double total_rel_fro = 0;    // ||out - exact|| / ||exact||
   double total_worst_row = 0;  // worst row error / its bound (> 1: beyond)
   int64_t kernel_beyond = 0;   // elements beyond the kernel bound
-  bool ok() const { return gate_rejects == expected_reject; }
+  // The bug's own effect, before the output is rounded: max over elements of |wrong - exact| in
+  // units of half a bf16 ulp of the exact element. At most 1: the bug moves no element by more
+  // than the output format's own rounding on this data, so no bf16 output can show it ("changes
+  // nothing visible", e.g. dropping a key whose weight is e^-15); such rows are not scored.
+  double effect_half_ulps = 0;
+  bool visible() const { return !expected_reject || effect_half_ulps > 1; }
+  double kernel_rel_rms = 0;  // RMS(bf16(wrong) - emulated) / RMS(emulated)
+  bool ok() const { return visible() ? gate_rejects == expected_reject : true; }
 };
 
 struct PowerReport {

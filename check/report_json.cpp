@@ -1,5 +1,6 @@
 #include "check/report_json.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mlacheck::check {
@@ -87,8 +88,12 @@ json to_json(const Bound& b) {
   json terms = json::array();
   for (const BoundTerm& t : b.terms)
     terms.push_back({{"term", t.name}, {"value", number(t.value)}});
+  double extra = 0;
+  for (float x : b.elem_extra) extra = std::max(extra, static_cast<double>(x));
   return {{"name", b.name},
+          {"why", b.why},
           {"element_ulps", b.elem_ulps},
+          {"max_element_extra", extra},
           {"max_element_rel_rms", max_of(b.elem_rel_rms)},
           {"max_element_abs", max_of(b.elem_abs)},
           {"has_row_bound", b.has_row_bound},
@@ -119,6 +124,7 @@ json to_json(const GateReport& g) {
       {"recipe", g.recipe},
       {"pass", g.pass()},
       {"reasons", reasons},
+      {"skipped_empty_rows", g.skipped_empty_rows},
       {"total",
        {{"reference", "exact"}, {"bound", to_json(g.total_bound)}, {"metrics", to_json(g.total)}}},
       {"kernel", g.kernel ? json{{"reference", "emulated"},
@@ -132,6 +138,9 @@ json to_json(const PowerReport& p) {
   json rows = json::array();
   for (const PowerRow& r : p.rows)
     rows.push_back({{"name", r.name},
+                    {"visible", r.visible()},
+                    {"effect_half_ulps", number(r.effect_half_ulps)},
+                    {"kernel_rel_rms", number(r.kernel_rel_rms)},
                     {"what", r.what},
                     {"expected_reject", r.expected_reject},
                     {"total_rejects", r.total_rejects},

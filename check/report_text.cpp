@@ -80,7 +80,8 @@ std::string format_metrics(const Metrics& m, const std::string& title) {
 }
 
 std::string format_bound(const Bound& b) {
-  std::string s = fmt::format("  {} bound, derived (tolerance.cpp):\n", b.name);
+  std::string s = fmt::format("  {} bound, derived (tolerance.cpp){}{}:\n", b.name,
+                              b.why.empty() ? "" : "; applies because ", b.why);
   std::size_t width = 0;
   for (const BoundTerm& t : b.terms) width = std::max(width, t.name.size());
   for (const BoundTerm& t : b.terms)
@@ -105,12 +106,17 @@ std::string format_gate(const GateReport& g) {
       verdict(g.total.pass()), g.total.rel_fro_err, g.total.cosine);
   if (g.kernel)
     s += fmt::format(
-        "  kernel error (output vs emulated {}): {}  max {} bf16 ulps, {:.4f}% within\n", g.recipe,
-        verdict(g.kernel->pass()), g.kernel->ulps.max, g.kernel->pass_pct);
+        "  kernel error (output vs emulated {}): {}  max {} bf16 ulps, {:.4f}% within the {} "
+        "bound\n",
+        g.recipe, verdict(g.kernel->pass()), g.kernel->ulps.max, g.kernel->pass_pct,
+        g.kernel_bound.name);
   else
     s += "  kernel error: not checked (no emulated output)\n";
   s += fmt::format("  harness check (rtol=atol=1e-2):       {}  (the gate does not use it)\n",
                    g.harness.pass ? "accepts" : "rejects");
+  if (g.skipped_empty_rows > 0)
+    s += fmt::format("  rows with no key: {} (token, head) rows not judged (--empty-rows any)\n",
+                     g.skipped_empty_rows);
   for (const std::string& r : g.reasons()) s += fmt::format("  reason: {}\n", r);
   // Appended piece by piece: g++ 12 warns falsely (-Wrestrict) on "literal" + std::string.
   s += '\n';

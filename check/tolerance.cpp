@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include <fmt/core.h>
 
@@ -237,6 +238,12 @@ double Bound::element_tolerance(int64_t token, int dim, double ref, double ref_r
   return elem_rel_rms[t] * ref_row_rms * channel(dim) + elem_ulps * bf16_ulp(ref) + elem_abs[t];
 }
 
+double Bound::element_tolerance(int64_t index, int64_t token, int dim, double ref,
+                                double ref_row_rms) const {
+  const double base = element_tolerance(token, dim, ref, ref_row_rms);
+  return elem_extra.empty() ? base : base + elem_extra[static_cast<std::size_t>(index)];
+}
+
 double Bound::row_tolerance(int64_t token, double ref_row_rms) const {
   if (!has_row_bound) return std::numeric_limits<double>::infinity();
   const auto t = static_cast<std::size_t>(token);
@@ -311,6 +318,7 @@ Bound total_bound(const problem::Recipe& recipe, const DataScale& data,
 
   Bound b;
   b.name = "total";
+  b.why = "what the recipe's number formats can cost, whatever the schedule";
   b.has_row_bound = true;
   const auto tokens = static_cast<std::size_t>(layout.tokens());
   b.elem_rel_rms.assign(tokens, 0.0);
@@ -403,6 +411,9 @@ Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
 
   Bound b;
   b.name = "kernel";
+  b.why = fmt::format("the emulation replays the kernel's schedule ({} splits): P rounded against "
+                      "the same maxima",
+                      recipe.num_splits);
   b.elem_ulps = 1.5;  // ulp(e) / 2 + ulp(g) / 2 with ulp(g) <= 2 ulp(e), derived above
   const auto tokens = static_cast<std::size_t>(layout.tokens());
   b.elem_rel_rms.assign(tokens, 0.0);
@@ -435,6 +446,125 @@ Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
       {fmt::format("one {} split-partial flip (absolute, longest row)",
                    problem::to_string(recipe.partial)),
        partial_longest},
+      {"element tail factor z", z},
+  };
+  return b;
+}
+
+// --- Kernel error with no declared schedule ------------------------------------------------------
+//
+// The kernel may cut the keys into any splits and softmax steps. Against the single-pass emulation
+// e (one step over the row: P_j = b^(s_j - max) rounded once, l the unrounded sum), it differs by:
+// - everything kernel_bound allows for a kernel of the same schedule (final roundings, delta_acc),
+//   with per_term widened by the roundings another schedule adds: exp in the other base
+//   (x = s log2 e - m log2 e: three more roundings of size <= u A log2 e, i.e. 3 u A of the
+//   weight) and the LSE merge (each partial's lse = m + ln l rounded, and w = b^(lse - M):
+//   2 (A + ln n + 1) u of the weight);
+// - P re-rounded. The kernel rounds P_j c_j (c_j = b^(m - m_r), m_r its running max when key j
+//   was seen) instead of P_j: where c_j != 1 the two roundings are unrelated, each moving P_j by
+//   <= eps(P) P_j (normal) or <= h = subnormal_half_step(P) (below the smallest normal, in units
+//   of the row max: c_j >= 1 shrinks it). Taken as independent zero-mean errors d_j (the error
+//   model of the total bound), the output moves by sum_j d_j v_j / l, whose standard deviation is
+//   <= sqrt(2) (eps(P) pv_spread + h p_underflow) per element (ref/decode_emulated.h: pv_spread =
+//   sqrt(sum_j w_j^2 v_j^2), or with v_j - o when the kernel sums l from rounded P). A P code can
+//   only change where [e^-range, e^range] (range = the row's measured score range, every P of
+//   every schedule lies there) holds a midpoint of the P format.
+// - The same code, scaled: keys whose P_j c_j round to the same code C carry C / c_j instead of C.
+//   c_j is shared by a group of keys (a split, a tile), so these errors are correlated within a
+//   group: at most min(2 eps(P), 1 - e^-range) of the weight (c_j lies in [1, e^range]), summed
+//   over groups g as sum_g d_g a_g with a_g = sum over g of w_j v_j, whose square summed over the
+//   groups is <= pv_spread^2 + o^2 (as for the partials below): sqrt(2) d sqrt(spread^2 + o^2).
+//   With fp8 P on data of small score range every P rounds to 1 and this is the whole effect.
+// - Split partials stored in bf16 (Recipe::partial): partial s is rounded by <= eps(bf16) of its
+//   value; its share of the output, sum over its keys of w_j v_j, has a square summed over the
+//   splits of <= pv_spread^2 + o^2 (random-sign terms add per key; a common mean adds up to o^2
+//   at most), so sqrt(2) eps(bf16) sqrt(pv_spread^2 + o^2).
+// z (the element tail factor) turns the standard deviations into a bound over every element.
+Bound schedule_free_bound(const problem::Recipe& recipe, const DataScale& data,
+                          const OutputLayout& layout, const WeightSensitivity& sens) {
+  const auto n_elem = static_cast<std::size_t>(layout.elements());
+  if (sens.pv_spread.size() != n_elem || sens.p_underflow.size() != n_elem ||
+      sens.pv_abs.size() != n_elem || sens.p_underflow_abs.size() != n_elem ||
+      sens.emulated.size() != n_elem || sens.score_range.size() != n_elem / kRowLen)
+    throw std::invalid_argument(fmt::format(
+        "schedule_free_bound: sensitivity has {} / {} / {} values, the layout {} elements",
+        sens.pv_spread.size(), sens.p_underflow.size(), sens.emulated.size(), n_elem));
+  const double A = data.score_bound;
+  const Precision p = p_precision(recipe);
+  const double u = kF32.unit_roundoff();
+  const double v_max = data.v_abs_max * v_max_growth(recipe);
+  const double z = tail_factor(layout.elements());
+  const double other_base = 3 * A;
+  const bool partials = recipe.partial == problem::PartialFormat::bf16;
+  const double eps_p = recipe.p == PFormat::f32 ? 0.0 : p.unit_roundoff();
+  const double eps_partial = partials ? kOut.unit_roundoff() : 0.0;
+
+  Bound b;
+  b.name = "kernel (schedule-free)";
+  b.why = "no --schedule declared: holds for any split plan and softmax tile of the recipe";
+  b.elem_ulps = 1.5;  // as kernel_bound
+  const auto tokens = static_cast<std::size_t>(layout.tokens());
+  b.elem_rel_rms.assign(tokens, 0.0);
+  b.elem_abs.assign(tokens, 0.0);
+  double acc_longest = 0;
+  const int64_t n_max = layout.max_visible_kv();
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const int64_t n = layout.visible_kv(static_cast<int64_t>(t));
+    if (n == 0) continue;
+    const double p_max = largest_weight(n, A);
+    const double merge = 2 * (A + std::log(static_cast<double>(n)) + 1);
+    const double per_term = kGpuExpUlps + kHostExpUlps + kTermRoundings +
+                            std::sqrt(problem::kQkDim / 3.0) * A + other_base + merge;
+    b.elem_abs[t] = z * std::sqrt(2.0) * u * std::sqrt(p_max) * v_max *
+                    (std::sqrt(static_cast<double>(n) / 3) + per_term);
+    if (n == n_max) acc_longest = b.elem_abs[t];
+  }
+  b.elem_extra.resize(n_elem);
+  double worst_p = 0, worst_group = 0, worst_partial = 0;
+  int64_t rows_with_midpoint = 0;
+  const bool rounded = recipe.p != PFormat::f32;
+  const double noise = (kGpuExpUlps + kHostExpUlps + kTermRoundings) * u;
+  for (std::size_t row = 0; row < n_elem / kRowLen; ++row) {
+    const double range = sens.score_range[row];
+    const double lowest = std::exp(-range) * (1 - noise), highest = std::exp(range) * (1 + noise);
+    const bool midpoint = rounded && (lowest <= 1 - std::ldexp(1.0, -(p.mant_bits + 2)) ||
+                                      highest >= 1 + std::ldexp(1.0, -(p.mant_bits + 1)));
+    rows_with_midpoint += midpoint ? 1 : 0;
+    const double eps_ind = midpoint ? eps_p : 0.0;
+    const double eps_group =
+        rounded ? std::min(2 * eps_p, (1 - std::exp(-range)) * (1 + eps_p)) : 0.0;
+    // The largest weight error per key of the worst case: two unrelated roundings where a
+    // midpoint lies in reach, else the scaling of one shared code.
+    const double per_key_worst = midpoint ? 2 * eps_p : eps_group;
+    for (std::size_t i = row * kRowLen; i < (row + 1) * kRowLen; ++i) {
+      const double spread = sens.pv_spread[i], o = std::fabs(sens.emulated[i]);
+      const double with_mean = std::sqrt(spread * spread + o * o);
+      const double gaussian =
+          z * std::sqrt(2.0) *
+          (eps_ind * spread + sens.p_underflow[i] + eps_group * with_mean +
+           (partials ? eps_partial * with_mean : 0.0));
+      const double worst = per_key_worst * (sens.pv_abs[i] + o) + 2 * sens.p_underflow_abs[i] +
+                           (partials ? 2 * eps_partial * sens.pv_abs[i] : 0.0);
+      const double extra = std::min(gaussian, worst);
+      b.elem_extra[i] = static_cast<float>(extra);
+      worst_p = std::max(worst_p, extra);
+      worst_group = std::max(worst_group, worst < gaussian ? worst : 0.0);
+      worst_partial = std::max(worst_partial, gaussian <= worst ? gaussian : 0.0);
+    }
+  }
+  b.terms = {
+      {"final roundings (bf16 ulps of the emulated value)", b.elem_ulps},
+      {"Vmax = max|V| x (largest growth of one element in the KV format)", v_max},
+      {"fp32 order, exp in either base, LSE merge: delta_acc (absolute, longest row)",
+       acc_longest},
+      {fmt::format("P re-rounded, eps(P) = 2^-{}; {} of {} rows with a midpoint in "
+                   "[e^-range, e^range]; {} partials: min(statistical, worst case) (largest, "
+                   "absolute)",
+                   p.mant_bits + 1, rows_with_midpoint, n_elem / kRowLen,
+                   problem::to_string(recipe.partial)),
+       worst_p},
+      {"  where the worst case is the smaller (largest such, absolute)", worst_group},
+      {"  where the statistical bound is the smaller (largest such, absolute)", worst_partial},
       {"element tail factor z", z},
   };
   return b;

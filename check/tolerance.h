@@ -6,6 +6,7 @@
 // formats, the bf16 output), the data's scale (DataScale) and each token's key count; no
 // tolerance is typed in by hand. Each Bound carries its derivation term by term for the reports.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,7 @@ struct BoundTerm {
 // reference row RMS rho (RMS of ref over the 512 dims of row (t, h)), channel scale c_d (1 when
 // channel_scale is empty):
 //   |got - ref| <= elem_rel_rms[t] * rho * c_d + elem_ulps * bf16_ulp(r) + elem_abs[t]
+//                  + elem_extra[i]   (i = the flat index; only bounds with a per-element term)
 // and, where has_row_bound, row (t, h), with the error whitened by the channel scale:
 //   RMS_d((got - ref) / c_d) <= row_rel_rms[t] * rho + row_abs[t]
 struct Bound {
@@ -54,12 +56,17 @@ struct Bound {
   bool has_row_bound = false;
   std::vector<double> row_rel_rms, row_abs;  // per token
   std::vector<double> channel_scale;         // per output dim (512), or empty: all 1
+  std::vector<float> elem_extra;             // per element [T, 16, 512], or empty: all 0
   std::vector<BoundTerm> terms;              // the derivation, for reports
+  std::string why;                           // one line: when this bound applies
 
   double channel(int dim) const {
     return channel_scale.empty() ? 1.0 : channel_scale[static_cast<std::size_t>(dim)];
   }
   double element_tolerance(int64_t token, int dim, double ref, double ref_row_rms) const;
+  // With the per-element term of flat element `index`.
+  double element_tolerance(int64_t index, int64_t token, int dim, double ref,
+                           double ref_row_rms) const;
   double row_tolerance(int64_t token, double ref_row_rms) const;  // +Inf without a row bound
 };
 
@@ -72,5 +79,18 @@ double v_relative_error(const problem::Recipe& recipe, const DataScale& data);
 Bound total_bound(const problem::Recipe& recipe, const DataScale& data, const OutputLayout& layout);
 Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
                    const OutputLayout& layout);
+
+// The kernel bound when the kernel's schedule is not declared: it holds for any split plan and
+// softmax tile with the recipe's formats (P rounded against any running maximum, partials merged
+// in any order, exp in either base), measured against a single-pass emulation of the recipe.
+// The emulation supplies, per element, how much re-rounding every weight can move it
+// (ref/decode_emulated.h EmulationOptions::sensitivity); each span has layout.elements() values.
+struct WeightSensitivity {
+  std::span<const float> pv_spread, pv_abs, p_underflow, p_underflow_abs;  // [T, 16, 512]
+  std::span<const float> score_range;                                     // [T, 16]
+  std::span<const float> emulated;  // the single-pass emulated output, widened
+};
+Bound schedule_free_bound(const problem::Recipe& recipe, const DataScale& data,
+                          const OutputLayout& layout, const WeightSensitivity& sensitivity);
 
 }  // namespace mlacheck::check

@@ -1,13 +1,13 @@
-// `mlacheck compare GOLDEN OUTPUT --recipe R [--tensor NAME] [--json FILE]`: judges a kernel's
-// output, written anywhere (a Triton kernel under PyTorch saves it with `safetensors`), against a
-// golden file, with the gate of check/ (total error vs out_exact, kernel error vs out_<recipe>)
-// and the harness's own check beside it. Exit 0 pass, 1 fail, 2 usage or input error.
-#include <algorithm>
-#include <charconv>
+// `mlacheck compare GOLDEN OUTPUT --recipe R [--schedule S] ...`: judges a kernel's output,
+// written anywhere (a Triton kernel under PyTorch saves it with `safetensors`), against a golden
+// file, with the gate of check/ (total error vs out_exact, kernel error vs the recipe's
+// emulation) and the harness's own check beside it. The recipe is any preset with field
+// overrides (problem/recipe.h); the emulation is the stored out_<preset> when it is exactly the
+// declared (recipe, schedule), otherwise computed on the fly from the golden file's inputs. With
+// no --schedule the kernel error is judged by the schedule-free bound (check/tolerance.h).
+// Exit 0 pass, 1 fail, 2 usage or input error.
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -17,183 +17,38 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "check/data_scale.h"
 #include "check/gate.h"
-#include "check/layout.h"
+#include "check/lse.h"
 #include "check/power.h"
 #include "check/report_json.h"
 #include "check/report_text.h"
 #include "cli/commands.h"
+#include "cli/golden_inputs.h"
 #include "cli/json_report.h"
+#include "cli/progress_printer.h"
+#include "cli/shell_quote.h"
 #include "io/golden.h"
 #include "io/safetensors.h"
-#include "problem/batch.h"
-#include "problem/error.h"
 #include "problem/recipe.h"
-#include "problem/shape.h"
+#include "problem/schedule.h"
 #include "quant/bf16.h"
 
 namespace mlacheck::cli {
 namespace {
 
-using problem::kNumHeads;
-using problem::kQkDim;
-using problem::kVDim;
-
-constexpr int64_t kCacheRowsPerRead = 4096;  // kv is streamed: multi-GB caches never load whole
-
 struct CompareOptions {
   std::string golden, output, recipe;
+  std::vector<std::pair<std::string, std::string>> fields;  // --q, --p, ... in order
+  std::optional<std::string> schedule;
   std::string tensor = "out";
   bool tensor_given = false;
+  std::string lse_tensor = "lse";
+  std::string empty_rows = "zero";
   std::optional<std::string> json;
   std::size_t worst = 10;
 };
 
-// An input error: main turns it into exit code 2 with the message.
 [[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
-
-void expect_shape(const std::string& file, std::string_view name, const io::TensorInfo& info,
-                  const std::vector<int64_t>& shape) {
-  if (info.shape != shape)
-    fail(fmt::format("{}: tensor '{}' has shape {}, expected {}", file, name,
-                     io::shape_to_string(info.shape), io::shape_to_string(shape)));
-}
-
-std::vector<int32_t> read_i32(const io::SafetensorsReader& r, std::string_view name) {
-  const io::Tensor t = io::read_checked(r, name, io::DType::I32, 1);
-  const auto v = t.view<int32_t>();
-  return {v.begin(), v.end()};
-}
-
-// IEEE binary16 -> float32, exact (the compiler's conversion; quant/ has no f16 codec, and output
-// files from PyTorch may hold F16).
-float f16_to_f32(uint16_t bits) { return static_cast<float>(__builtin_bit_cast(_Float16, bits)); }
-
-// The golden file's batch and reference tensors.
-struct Golden {
-  std::map<std::string, std::string> metadata;
-  std::unique_ptr<problem::Batch> batch;
-  std::vector<float> exact;        // out_exact [T, 16, 512]
-  std::vector<uint16_t> emulated;  // out_<recipe> [T, 16, 512] bf16 bits
-  check::DataScale data;
-};
-
-Golden read_golden(const std::string& path, const problem::Recipe& recipe) {
-  namespace gt = io::golden::tensor;
-  namespace gm = io::golden::meta;
-  const io::SafetensorsReader r(path);
-  Golden g;
-  g.metadata = r.metadata();
-  const auto schema = g.metadata.find(std::string(gm::schema));
-  if (schema != g.metadata.end() && schema->second != io::golden::kSchema)
-    fail(fmt::format("{}: golden schema '{}', this mlacheck reads '{}'", path, schema->second,
-                     io::golden::kSchema));
-
-  int32_t page_size = 1;  // the harness's layout when the file does not say
-  if (const auto p = g.metadata.find(std::string(gm::page_size)); p != g.metadata.end()) {
-    const auto [end, ec] =
-        std::from_chars(p->second.data(), p->second.data() + p->second.size(), page_size);
-    if (ec != std::errc() || end != p->second.data() + p->second.size())
-      fail(fmt::format("{}: __metadata__ page_size '{}' is not an integer", path, p->second));
-  }
-  const io::TensorInfo& kv_info = r.info(gt::kv);
-  if (kv_info.dtype != io::DType::BF16 || kv_info.shape.size() != 3 || kv_info.shape[1] != 1 ||
-      kv_info.shape[2] != kQkDim)
-    fail(fmt::format("{}: tensor '{}' is {} {}, expected BF16 [N, 1, {}]", path, gt::kv,
-                     io::dtype_name(kv_info.dtype), io::shape_to_string(kv_info.shape), kQkDim));
-  const int64_t cache_rows = kv_info.shape[0];
-  try {
-    g.batch = std::make_unique<problem::Batch>(
-        read_i32(r, gt::qo_indptr), read_i32(r, gt::kv_indptr),
-        r.contains(gt::kv_indices) ? read_i32(r, gt::kv_indices) : std::vector<int32_t>{},
-        page_size, cache_rows);
-  } catch (const problem::ProblemError& e) {
-    fail(fmt::format("{}: invalid batch layout: {}", path, e.what()));
-  }
-  const int64_t tokens = g.batch->total_q();
-  const std::vector<int64_t> out_shape{tokens, kNumHeads, kVDim};
-
-  const std::string emulated_name = io::golden::out_name(recipe.name);
-  if (!r.contains(emulated_name)) {
-    const auto recipes = g.metadata.find(std::string(gm::recipes));
-    fail(fmt::format(
-        "{}: no tensor '{}': the golden file has no emulated output of recipe {} "
-        "(it has: {}); make one with `mlacheck ref`",
-        path, emulated_name, recipe.name, recipes == g.metadata.end() ? "?" : recipes->second));
-  }
-  expect_shape(path, gt::out_exact, r.info(gt::out_exact), out_shape);
-  expect_shape(path, emulated_name, r.info(emulated_name), out_shape);
-  expect_shape(path, gt::q, r.info(gt::q), {tokens, kNumHeads, kQkDim});
-  const io::Tensor exact = io::read_checked(r, gt::out_exact, io::DType::F32, 3);
-  g.exact.assign(exact.view<float>().begin(), exact.view<float>().end());
-  const io::Tensor emulated = io::read_checked(r, emulated_name, io::DType::BF16, 3);
-  g.emulated.assign(emulated.view<uint16_t>().begin(), emulated.view<uint16_t>().end());
-
-  check::DataScaleAccumulator acc(*g.batch);
-  std::vector<uint16_t> rows;
-  for (int64_t first = 0; first < cache_rows; first += kCacheRowsPerRead) {
-    const int64_t count = std::min(kCacheRowsPerRead, cache_rows - first);
-    rows.resize(static_cast<std::size_t>(count * kQkDim));
-    r.read_rows(gt::kv, first, count, std::as_writable_bytes(std::span(rows)));
-    acc.add_cache_rows(first, rows);
-  }
-  const io::Tensor q = io::read_checked(r, gt::q, io::DType::BF16, 3);
-  g.data = acc.finish(q.view<uint16_t>());
-  return g;
-}
-
-// The kernel's output as float: BF16, F16 or F32 of shape [T, 16, 512] (or [..., 16, 512] whose
-// leading dims multiply to T, e.g. [B, 1, 16, 512]).
-std::vector<float> read_output(const CompareOptions& o, int64_t tokens, std::string& used_name) {
-  const io::SafetensorsReader r(o.output);
-  used_name = o.tensor;
-  if (!r.contains(o.tensor)) {
-    const auto names = r.names();
-    if (names.size() == 1 && !o.tensor_given) {
-      used_name = names.front();
-      fmt::print(stderr,
-                 "mlacheck compare: note: {} has no tensor '{}'; using its only tensor '{}'\n",
-                 o.output, o.tensor, used_name);
-    } else {
-      std::string list;
-      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-      fail(fmt::format("{}: no tensor '{}' (it holds: {}); name the output with --tensor", o.output,
-                       o.tensor, list.empty() ? "nothing" : list));
-    }
-  }
-  const io::Tensor t = r.read(used_name);
-  int64_t leading = 1;
-  for (std::size_t i = 0; i + 2 < t.shape.size(); ++i) leading *= t.shape[i];
-  const bool shape_ok = t.shape.size() >= 3 && t.shape[t.shape.size() - 2] == kNumHeads &&
-                        t.shape.back() == kVDim && leading == tokens;
-  if (!shape_ok)
-    fail(fmt::format(
-        "{}: tensor '{}' has shape {}, expected [{}, {}, {}] (the golden file's T = {})", o.output,
-        used_name, t.shape_string(), tokens, kNumHeads, kVDim, tokens));
-  std::vector<float> out(static_cast<std::size_t>(t.numel()));
-  switch (t.dtype) {
-    case io::DType::BF16: {
-      const auto v = t.view<uint16_t>();
-      for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(v[i]);
-      break;
-    }
-    case io::DType::F16: {
-      const auto v = t.view<uint16_t>();
-      for (std::size_t i = 0; i < out.size(); ++i) out[i] = f16_to_f32(v[i]);
-      break;
-    }
-    case io::DType::F32: {
-      const auto v = t.view<float>();
-      out.assign(v.begin(), v.end());
-      break;
-    }
-    default:
-      fail(fmt::format("{}: tensor '{}' has dtype {}; compare reads BF16, F16 or F32", o.output,
-                       used_name, io::dtype_name(t.dtype)));
-  }
-  return out;
-}
 
 // What the golden file says about itself (io/golden.h metadata keys), for the report's header.
 std::string metadata_line(const std::map<std::string, std::string>& m) {
@@ -207,38 +62,145 @@ std::string metadata_line(const std::map<std::string, std::string>& m) {
   return s.empty() ? "no metadata" : s;
 }
 
-int run_compare(const CompareOptions& o) {
-  const auto recipe = problem::find_recipe(o.recipe);
-  if (!recipe) {
-    std::string known;
-    for (const problem::Recipe& r : problem::recipes())
-      known += (known.empty() ? "" : ", ") + std::string(r.name);
-    fail(fmt::format("unknown --recipe '{}' (known: {})", o.recipe, known));
-  }
-  const Golden g = read_golden(o.golden, *recipe);
-  std::string output_name;
-  const std::vector<float> output = read_output(o, g.batch->total_q(), output_name);
+// The command that reproduces this comparison (printed on failure).
+std::string repro_line(const CompareOptions& o, const problem::Recipe& r) {
+  std::string s = fmt::format("mlacheck compare {} {} --recipe {}", shell_quote(o.golden),
+                              shell_quote(o.output), shell_quote(problem::spell(r)));
+  if (o.schedule) s += " --schedule " + shell_quote(*o.schedule);
+  if (o.tensor_given) s += " --tensor " + shell_quote(o.tensor);
+  if (o.empty_rows != "zero") s += " --empty-rows " + o.empty_rows;
+  return s;
+}
 
-  const check::Gate gate(*recipe, g.data, check::OutputLayout::from_batch(*g.batch), g.exact,
-                         g.emulated);
+int run_compare(const CompareOptions& o) {
+  const problem::Recipe recipe = recipe_from_options(o.recipe, o.fields);
+  const check::EmptyRows empty_rows =
+      o.empty_rows == "any" ? check::EmptyRows::any : check::EmptyRows::zero;
+  std::optional<problem::Schedule> schedule;
+  if (o.schedule) schedule = problem::parse_schedule(*o.schedule);
+
+  const JudgedGolden g = read_judged_golden(o.golden);
+  const io::SafetensorsReader out_file(o.output);
+  std::string output_name = o.tensor;
+  if (!out_file.contains(o.tensor)) {
+    const auto names = out_file.names();
+    if (names.size() == 1 && !o.tensor_given) {
+      output_name = names.front();
+      fmt::print(stderr,
+                 "mlacheck compare: note: {} has no tensor '{}'; using its only tensor '{}'\n",
+                 o.output, o.tensor, output_name);
+    } else {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      fail(fmt::format("{}: no tensor '{}' (it holds: {}); name the output with --tensor",
+                       o.output, o.tensor, list.empty() ? "nothing" : list));
+    }
+  }
+  const std::vector<float> output =
+      *read_output_tensor(out_file, output_name, g.inputs.batch.total_q());
+
+  // The emulation and the kernel bound that judges against it.
+  check::GateOptions options;
+  options.empty_rows = empty_rows;
+  std::vector<uint16_t> emulated;
+  std::vector<float> emulated_lse;
+  std::string emulation_source;
+  if (schedule) {
+    schedule->check_fits(g.inputs.batch.kv_indptr());
+    problem::Recipe declared = recipe;
+    // kernel_bound's split-partial term reads the split count: the declared one, or 2 for the
+    // kinds whose count varies per request (>= 2 keeps the partial term; per split it then
+    // assumes half a row, more than any real split of those kinds).
+    declared.num_splits = schedule->kind == problem::Schedule::Kind::splits
+                              ? static_cast<int>(schedule->count)
+                          : schedule->split_k() ? 2 : 1;
+    declared.softmax_tile = schedule->softmax_tile;
+    options.kernel = check::kernel_bound(declared, g.data, g.layout);
+    if (auto stored = g.stored_output(recipe, *schedule)) {
+      emulated = std::move(*stored);
+      emulation_source = fmt::format("stored out_{} ({})", recipe.name, to_string(*schedule));
+      const io::SafetensorsReader golden_file(o.golden);
+      if (auto l = read_float_tensor(golden_file, io::golden::lse_name(recipe.name),
+                                     {g.inputs.batch.total_q(), 16}))
+        emulated_lse = std::move(*l);
+    } else {
+      ProgressPrinter progress(fmt::format("emulate {} ({})", problem::spell(recipe),
+                                           to_string(*schedule)));
+      ref::EmulatedResult e = g.emulate(recipe, *schedule, {}, &progress);
+      emulated = std::move(e.out);
+      emulated_lse = std::move(e.lse);
+      emulation_source = fmt::format("emulated on the fly ({})", to_string(*schedule));
+    }
+  } else {
+    ProgressPrinter progress(fmt::format("emulate {} (single pass + weight sensitivity)",
+                                         problem::spell(recipe)));
+    ref::EmulationOptions eo;
+    eo.sensitivity = true;
+    ref::EmulatedResult e = g.emulate(recipe, problem::Schedule::single(), eo, &progress);
+    std::vector<float> widened(e.out.size());
+    for (std::size_t i = 0; i < widened.size(); ++i) widened[i] = quant::bf16_to_f32(e.out[i]);
+    options.kernel = check::schedule_free_bound(recipe, g.data, g.layout,
+                                                {e.pv_spread, e.pv_abs, e.p_underflow, e.p_underflow_abs, e.score_range, widened});
+    emulated = std::move(e.out);
+    emulated_lse = std::move(e.lse);
+    emulation_source = "emulated on the fly (single pass; no --schedule: schedule-free bound)";
+  }
+  const check::Gate gate(recipe, g.data, g.layout, g.exact, emulated, std::move(options));
   const check::GateReport report = gate.judge(output, o.worst);
   const std::vector<check::WrongAnswer> wrong{check::all_zeros(gate.layout())};
   const check::PowerReport power = check::score_power(gate, wrong);
 
-  fmt::print("golden {} ({}), output {}:{}\n\n", o.golden, metadata_line(g.metadata), o.output,
+  // The kernel's LSE, where it saved one, against the emulation's (any schedule gives the same
+  // LSE up to float32 rounding: P's rounding never enters the row sum).
+  std::optional<check::LseReport> lse;
+  if (emulated_lse.empty() && out_file.contains(o.lse_tensor)) {
+    ref::EmulatedResult e = g.emulate(recipe, problem::Schedule::single());
+    emulated_lse = std::move(e.lse);
+  }
+  if (out_file.contains(o.lse_tensor)) {
+    std::vector<float> got =
+        *read_float_tensor(out_file, o.lse_tensor, {g.inputs.batch.total_q(), 16});
+    if (empty_rows == check::EmptyRows::any)
+      for (int64_t t = 0; t < g.layout.tokens(); ++t)
+        if (g.layout.visible_kv(t) == 0)
+          for (int h = 0; h < 16; ++h) got[static_cast<std::size_t>(t * 16 + h)] = emulated_lse[static_cast<std::size_t>(t * 16 + h)];
+    lse = check::check_lse(got, emulated_lse);
+  }
+  const bool pass = report.pass() && (!lse || lse->pass());
+
+  fmt::print("golden {} ({}), output {}:{}\n", o.golden, metadata_line(g.metadata), o.output,
              output_name);
+  fmt::print("emulation: {}\n\n", emulation_source);
   fmt::print("{}\n{}", check::format_gate(report), check::format_power(power));
-  fmt::print("\nVERDICT: {}\n", report.pass() ? "PASS" : "FAIL");
+  if (lse)
+    fmt::print("\nlse ({}): {}  {} rows of another class (-inf / NaN), worst {:.1f} units of "
+               "2^-23 (|lse| + 1) (allowed {})\n",
+               o.lse_tensor, lse->pass() ? "PASS" : "FAIL", lse->class_mismatches,
+               lse->worst_units, check::kLseUnits);
+  fmt::print("\nVERDICT: {}\n", pass ? "PASS" : "FAIL");
+  if (!pass) {
+    fmt::print("repro: {}\n", repro_line(o, recipe));
+    fmt::print("next: mlacheck identify {} {}   # which recipe and schedule explain the output\n",
+               shell_quote(o.golden), shell_quote(o.output));
+  }
 
   if (o.json) {
-    const nlohmann::json j{{"golden", {{"path", o.golden}, {"metadata", g.metadata}}},
-                           {"output", {{"path", o.output}, {"tensor", output_name}}},
-                           {"verdict", report.pass() ? "pass" : "fail"},
-                           {"gate", check::to_json(report)},
-                           {"power", check::to_json(power)}};
+    nlohmann::json j{{"golden", {{"path", o.golden}, {"metadata", g.metadata}}},
+                     {"output", {{"path", o.output}, {"tensor", output_name}}},
+                     {"recipe", problem::spell(recipe)},
+                     {"schedule", schedule ? to_string(*schedule) : std::string("undeclared")},
+                     {"emulation", emulation_source},
+                     {"verdict", pass ? "pass" : "fail"},
+                     {"gate", check::to_json(report)},
+                     {"power", check::to_json(power)}};
+    if (lse)
+      j["lse"] = {{"pass", lse->pass()},
+                  {"class_mismatches", lse->class_mismatches},
+                  {"worst_units", lse->worst_units}};
+    if (!pass) j["repro"] = repro_line(o, recipe);
     write_json_report(*o.json, j);
   }
-  return report.pass() ? kExitOk : kExitFail;
+  return pass ? kExitOk : kExitFail;
 }
 
 }  // namespace
@@ -248,18 +210,31 @@ void add_compare_command(CLI::App& app, Runner& run) {
   CLI::App* sub = app.add_subcommand(
       "compare",
       "Judge a kernel's output against a golden file: total error vs out_exact, kernel "
-      "error vs out_<recipe>, and the harness's check beside them. Exit 0 pass, 1 fail, "
-      "2 usage or input error");
+      "error vs the recipe's emulation (the schedule-free bound unless --schedule is given), "
+      "the harness's check beside them. Exit 0 pass, 1 fail, 2 usage or input error");
   sub->add_option("GOLDEN", opts->golden, "golden safetensors file (mlacheck-golden/1)")
       ->required();
   sub->add_option("OUTPUT", opts->output,
                   "safetensors file with the kernel's output [T, 16, 512] "
-                  "(BF16, F16 or F32)")
+                  "(BF16, F16 or F32), optionally its lse [T, 16]")
       ->required();
-  sub->add_option("--recipe", opts->recipe, "the kernel's recipe (see `mlacheck list`)")
+  sub->add_option("--recipe", opts->recipe,
+                  "the kernel's recipe: PRESET[:FIELD=VALUE,...] (see `mlacheck list`)")
       ->required();
+  add_recipe_field_options(sub, opts->fields);
+  sub->add_option("--schedule", opts->schedule,
+                  "how the kernel cut the work: single | splits=N | split-len=K | chunk=K | "
+                  "table=FILE, optionally ,tile=T (problem/schedule.h); omitted: the "
+                  "schedule-free bound");
   sub->add_option("--tensor", opts->tensor,
                   "output tensor name (a file with one tensor may use any)")
+      ->capture_default_str();
+  sub->add_option("--lse-tensor", opts->lse_tensor,
+                  "the kernel's LSE [T, 16] (natural log), checked when present")
+      ->capture_default_str();
+  sub->add_option("--empty-rows", opts->empty_rows,
+                  "rows with no key: zero (must be 0, lse -inf) or any (not judged, counted)")
+      ->check(CLI::IsMember({"zero", "any"}))
       ->capture_default_str();
   sub->add_option("--json", opts->json, "also write the full report as JSON to this file");
   sub->add_option("--worst", opts->worst, "how many worst elements to list")->capture_default_str();

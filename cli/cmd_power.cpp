@@ -19,10 +19,17 @@
 #include "cli/golden_case.h"
 #include "cli/wrong_answers.h"
 #include "io/golden.h"
+#include "problem/schedule.h"
+#include "quant/bf16.h"
 #include "ref/case_list.h"
+#include "ref/decode_emulated.h"
 
 namespace mlacheck::cli {
 namespace {
+
+// A schedule no preset uses: split count prime, softmax tile smaller than every preset's.
+constexpr int kOddSplits = 7;
+constexpr int kOddTile = 16;
 
 struct PowerOptions {
   std::string case_list = "data/cases/default.txt";
@@ -31,8 +38,40 @@ struct PowerOptions {
   std::optional<std::string> json;
 };
 
-std::string cell(const check::PowerRow& r) {
-  return fmt::format("{} / {}", r.gate_rejects ? "rejects" : "ACCEPTS", r.harness_rejects ? "rejects" : "accepts");
+// "declared / schedule-free / harness": the gate with the kernel bound of a declared schedule, the
+// gate with the schedule-free kernel bound, the harness's check.
+// A wrong answer with no visible effect on this data (PowerRow::visible) is "-" throughout.
+std::string cell(const check::PowerRow& declared, const check::PowerRow* free) {
+  if (!declared.visible()) return "(no effect)";
+  const auto v = [](bool rejects, bool expected) {
+    return rejects ? "rej" : (expected ? "ACC" : "acc");
+  };
+  return fmt::format("{} / {} / {}", v(declared.gate_rejects, declared.expected_reject),
+                     free ? v(free->gate_rejects, free->expected_reject) : "-",
+                     declared.harness_rejects ? "rej" : "acc");
+}
+
+std::vector<float> widen(std::span<const uint16_t> bf16) {
+  std::vector<float> out(bf16.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(bf16[i]);
+  return out;
+}
+
+// The controls of the schedule-free gate: the same recipe emulated with other schedules (the
+// preset's split count, and an odd split count with a small softmax tile), both correct.
+std::vector<check::WrongAnswer> other_schedules(const GoldenCase& c, const problem::Recipe& r,
+                                                std::span<const uint16_t> preset_out) {
+  std::vector<check::WrongAnswer> out;
+  out.push_back({"preset-schedule", fmt::format("the emulation with {} splits, tile {} (control)",
+                                                r.num_splits, r.softmax_tile),
+                 widen(preset_out), true});
+  problem::KvCache cache = golden_cache(c, r);
+  const ref::EmulatedResult odd = ref::decode_emulated(
+      c.batch, c.q, cache, r, problem::Schedule::uniform(kOddSplits, kOddTile));
+  out.push_back({"odd-schedule",
+                 fmt::format("the emulation with {} splits, tile {} (control)", kOddSplits, kOddTile),
+                 widen(odd.out), true});
+  return out;
 }
 
 int run_power(const PowerOptions& o) {
@@ -46,19 +85,23 @@ int run_power(const PowerOptions& o) {
 
   const std::vector<std::string> columns{"emulated", "zeros", "drop-token", "skip-rope", "forget-kv-scale",
                                          "v-wrong-dims", "drop-split"};
-  fmt::print("Each cell: gate verdict / harness check (rtol = atol = 1e-2) verdict. 'emulated' is the\n"
-             "control (the recipe's own emulated output: both must accept it); every other column is a\n"
-             "known-wrong output that the gate must reject.\n\n");
+  fmt::print("Each cell: gate with a declared schedule / gate with no schedule declared (schedule-free\n"
+             "kernel bound) / the harness check (rtol = atol = 1e-2); rej = rejects, acc = accepts, ACC =\n"
+             "accepts a wrong answer. 'emulated' is the control (the recipe's own emulated output: all\n"
+             "must accept it; for the schedule-free gate, the recipe emulated with its preset schedule and\n"
+             "with {} splits x {}-key tiles are its controls); every other column is a known-wrong output.\n\n",
+             kOddSplits, kOddTile);
   std::string header = fmt::format("| {:<14} | {:<11} |", "case", "recipe");
   std::string rule = "|----------------|-------------|";
   for (const std::string& c : columns) {
-    header += fmt::format(" {:<19} |", c);
-    rule += "---------------------|";
+    header += fmt::format(" {:<15} |", c);
+    rule += "-----------------|";
   }
   fmt::print("{}\n{}\n", header, rule);
 
   nlohmann::json report = nlohmann::json::array();
   int failures = 0;
+  int free_misses = 0;
   for (const ref::CaseSpec& spec : cases) {
     GoldenCase c = generate_case(spec);
     complete(c, recipes);
@@ -69,21 +112,68 @@ int run_power(const PowerOptions& o) {
       const auto& emulated = std::find_if(c.emulated.begin(), c.emulated.end(),
                                           [&](const auto& e) { return e.first == r.name; })->second.out;
       const check::Gate gate(r, data, layout, c.exact->out, emulated);
-      const check::PowerReport power = check::score_power(gate, wrong.for_recipe(r));
+      const std::vector<check::WrongAnswer> answers = wrong.for_recipe(r);
+      const check::PowerReport power = check::score_power(gate, answers);
+
+      // The same answers against the gate with no schedule declared, plus its controls.
+      ref::EmulationOptions eo;
+      eo.sensitivity = true;
+      const ref::EmulatedResult single = ref::decode_emulated(
+          c.batch, c.q, golden_cache(c, r), r, problem::Schedule::single(), eo);
+      const std::vector<float> single_out = widen(single.out);
+      check::GateOptions free_options;
+      free_options.kernel = check::schedule_free_bound(
+          r, data, layout, {single.pv_spread, single.pv_abs, single.p_underflow, single.p_underflow_abs,
+                           single.score_range, single_out});
+      const check::Gate free_gate(r, data, layout, c.exact->out, single.out,
+                                  std::move(free_options));
+      std::vector<check::WrongAnswer> free_answers = other_schedules(c, r, emulated);
+      free_answers.insert(free_answers.end(), answers.begin(), answers.end());
+      const check::PowerReport free_power = check::score_power(free_gate, free_answers);
+
       std::string line = fmt::format("| {:<14} | {:<11} |", spec.name, r.name);
-      for (const std::string& col : columns) {
-        auto it = std::find_if(power.rows.begin(), power.rows.end(), [&](const check::PowerRow& row) {
-          return row.name == col || (col == "emulated" && !row.expected_reject);
+      const auto find = [](const check::PowerReport& p, const std::string& col) {
+        auto it = std::find_if(p.rows.begin(), p.rows.end(), [&](const check::PowerRow& row) {
+          return row.name == col || (col == "emulated" && row.name == "emulated");
         });
-        line += fmt::format(" {:<19} |", it == power.rows.end() ? "n/a" : cell(*it));
+        return it == p.rows.end() ? nullptr : &*it;
+      };
+      for (const std::string& col : columns) {
+        const check::PowerRow* d = find(power, col);
+        line += fmt::format(" {:<15} |", d ? cell(*d, find(free_power, col)) : "n/a");
       }
       fmt::print("{}\n", line);
       std::fflush(stdout);
       for (const std::string& w : power.warnings()) {
-        fmt::print(stderr, "mlacheck power: {} {}: {}\n", spec.name, r.name, w);
+        fmt::print(stderr, "mlacheck power: {} {} (declared schedule): {}\n", spec.name, r.name, w);
         ++failures;
       }
-      report.push_back({{"case", spec.name}, {"recipe", r.name}, {"power", check::to_json(power)}});
+      // Without a declared schedule a false alarm is a failure; a visible wrong answer that is
+      // accepted is a limit of what any schedule-free bound can see, reported with its numbers.
+      double control_rms = 0;
+      for (const check::PowerRow& row : free_power.rows)
+        if (!row.expected_reject) control_rms = std::max(control_rms, row.kernel_rel_rms);
+      for (const check::PowerRow& row : free_power.rows) {
+        if (row.ok()) continue;
+        if (!row.expected_reject) {
+          fmt::print(stderr, "mlacheck power: {} {} (schedule-free): rejects the correct '{}' ({})\n",
+                     spec.name, r.name, row.name, row.what);
+          ++failures;
+          continue;
+        }
+        ++free_misses;
+        fmt::print(stderr,
+                   "mlacheck power: note: {} {}: without a declared schedule '{}' is not caught: "
+                   "it moves the output by {:.2e} (relative RMS vs the emulation), while correct "
+                   "kernels with other schedules move it by up to {:.2e} here and the P rounding "
+                   "of the recipe ({}) allows more; declare --schedule to catch it\n",
+                   spec.name, r.name, row.name, row.kernel_rel_rms, control_rms,
+                   problem::to_string(r.p));
+      }
+      report.push_back({{"case", spec.name},
+                        {"recipe", r.name},
+                        {"power", check::to_json(power)},
+                        {"power_schedule_free", check::to_json(free_power)}});
     }
   }
   if (o.json) {
@@ -91,6 +181,10 @@ int run_power(const PowerOptions& o) {
   }
   fmt::print("\n{}\n", failures == 0 ? "The gate rejects every wrong answer and accepts every control."
                                      : fmt::format("{} verdicts of the gate are wrong (see stderr).", failures));
+  if (free_misses > 0)
+    fmt::print("Without a declared schedule, {} visible wrong answers are within the schedule-free "
+               "bound (notes on stderr).\n",
+               free_misses);
   return failures == 0 ? kExitOk : kExitFail;
 }
 

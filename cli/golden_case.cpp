@@ -183,6 +183,23 @@ void complete(GoldenCase& c, std::span<const problem::Recipe> recipes) {
   }
 }
 
+problem::KvCache golden_cache(const GoldenCase& c, const problem::Recipe& r) {
+  problem::KvCache k;
+  k.format = r.kv;
+  k.rows = c.batch.cache_rows();
+  k.bf16 = c.kv;
+  if (c.fp8) {
+    k.fp8 = c.fp8->codes;
+    k.fp8_scale = c.fp8->scale;
+  }
+  k.fp8_format = r.fp8;
+  if (c.mxfp4) {
+    k.mxfp4 = c.mxfp4->packed;
+    k.mxfp4_scale = c.mxfp4->scales;
+  }
+  return k;
+}
+
 void write_case(const GoldenCase& c, const std::filesystem::path& out) {
   using io::DType;
   const problem::Batch& b = c.batch;

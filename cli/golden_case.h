@@ -13,6 +13,7 @@
 
 #include "io/safetensors.h"
 #include "problem/batch.h"
+#include "problem/kv_cache.h"
 #include "problem/recipe.h"
 #include "ref/case_spec.h"
 #include "ref/decode_emulated.h"
@@ -54,6 +55,10 @@ GoldenCase read_case(const io::SafetensorsReader& file);
 // Fills in what is missing: both quantized caches, the exact output, and the emulated output of
 // each recipe (each recipe's default split count). Progress on stderr for long work.
 void complete(GoldenCase& c, std::span<const problem::Recipe> recipes);
+
+// The case's cache in the recipe's KV format (spans into c; both quantized caches must be there,
+// as after complete()). The fp8 variant is the recipe's; the golden caches are e4m3fn.
+problem::KvCache golden_cache(const GoldenCase& c, const problem::Recipe& r);
 
 // Writes every tensor of the case (io/golden.h schema) without copying the large ones.
 void write_case(const GoldenCase& c, const std::filesystem::path& out);

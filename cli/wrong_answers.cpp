@@ -49,18 +49,6 @@ std::vector<uint16_t> rotate_rows(const std::vector<uint16_t>& x, int by) {
   return out;
 }
 
-problem::KvCache golden_cache(const GoldenCase& c, const problem::Recipe& r) {
-  problem::KvCache k;
-  k.format = r.kv;
-  k.rows = c.batch.cache_rows();
-  k.bf16 = c.kv;
-  k.fp8 = c.fp8->codes;
-  k.fp8_scale = c.fp8->scale;
-  k.fp8_format = r.fp8;
-  k.mxfp4 = c.mxfp4->packed;
-  k.mxfp4_scale = c.mxfp4->scales;
-  return k;
-}
 
 }  // namespace
 

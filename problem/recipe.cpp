@@ -2,6 +2,9 @@
 
 #include <array>
 
+#include <fmt/core.h>
+
+#include "problem/error.h"
 #include "quant/fp8.h"
 
 namespace mlacheck::problem {
@@ -93,6 +96,152 @@ std::string_view to_string(PFormat f) {
   return "?";
 }
 std::string_view to_string(SoftmaxBase b) { return b == SoftmaxBase::e ? "e" : "2"; }
+std::string_view to_string(KvScale s) {
+  switch (s) {
+    case KvScale::scores_output: return "scores";
+    case KvScale::fold_bf16: return "fold-bf16";
+    case KvScale::fold_f16: return "fold-f16";
+  }
+  return "?";
+}
 std::string_view to_string(PartialFormat f) { return f == PartialFormat::f32 ? "f32" : "bf16"; }
+
+}  // namespace mlacheck::problem
+
+// --- Composed recipes --------------------------------------------------------------------------
+namespace mlacheck::problem {
+namespace {
+
+constexpr std::array kFields{
+    RecipeField{"q", "bf16|fp8-harness|fp8-dynamic|fp8-static|fp8-cast|mxfp4-dynamic",
+                "how Q enters Q·Kᵀ"},
+    RecipeField{"kv", "bf16|fp8|mxfp4", "the KV cache the kernel reads"},
+    RecipeField{"p", "f32|bf16|f16|fp8", "what P = b^(s - running max) is rounded to before P·V"},
+    RecipeField{"base", "e|2", "softmax exponent base"},
+    RecipeField{"kv-scale", "scores|fold-bf16|fold-f16",
+                "KV scale on scores and output, or folded into the dequantized elements"},
+    RecipeField{"partial", "f32|bf16", "format of the split partial outputs before the merge"},
+};
+
+// The enum value whose to_string is `text`, over every value of a small enum.
+template <class E, std::size_t N>
+std::optional<E> from_text(std::string_view text, const std::array<E, N>& all) {
+  for (E e : all)
+    if (to_string(e) == text) return e;
+  return std::nullopt;
+}
+
+constexpr std::array kQ{QFormat::bf16, QFormat::fp8_harness, QFormat::fp8_dynamic,
+                        QFormat::fp8_static, QFormat::fp8_cast, QFormat::mxfp4_dynamic};
+constexpr std::array kKv{KvFormat::bf16, KvFormat::fp8, KvFormat::mxfp4};
+constexpr std::array kP{PFormat::f32, PFormat::bf16, PFormat::f16, PFormat::fp8};
+constexpr std::array kBase{SoftmaxBase::e, SoftmaxBase::two};
+constexpr std::array kScale{KvScale::scores_output, KvScale::fold_bf16, KvScale::fold_f16};
+constexpr std::array kPartial{PartialFormat::f32, PartialFormat::bf16};
+
+std::string preset_names() {
+  std::string s;
+  for (const Recipe& r : kRecipes) s += (s.empty() ? "" : ", ") + std::string(r.name);
+  return s;
+}
+
+template <class E, std::size_t N>
+E value_of(std::string_view field, std::string_view value, const std::array<E, N>& all) {
+  if (const auto e = from_text(value, all)) return *e;
+  for (const RecipeField& f : kFields)
+    if (f.name == field)
+      throw ProblemError(fmt::format("recipe field {}: unknown value '{}' (one of {})", field,
+                                     value, f.values));
+  throw ProblemError(fmt::format("recipe field {}: unknown value '{}'", field, value));
+}
+
+// A recipe whose fields cannot go together.
+void check_consistent(const Recipe& r) {
+  if (r.kv == KvFormat::bf16 && r.kv_scale != KvScale::scores_output)
+    throw ProblemError(fmt::format(
+        "recipe {}: kv-scale={} needs a quantized cache (kv=fp8 or kv=mxfp4); a bf16 cache has "
+        "no scale to fold",
+        spell(r), to_string(r.kv_scale)));
+  if (r.q == QFormat::fp8_static && r.q_static_absmax <= 0)
+    throw ProblemError(fmt::format(
+        "recipe {}: q=fp8-static needs a static scale; start from the a8w8-static preset", spell(r)));
+}
+
+}  // namespace
+
+std::span<const RecipeField> recipe_fields() { return kFields; }
+
+void set_recipe_field(Recipe& r, std::string_view field, std::string_view value) {
+  if (field == "q") {
+    r.q = value_of(field, value, kQ);
+    if (r.q == QFormat::fp8_static && r.q_static_absmax <= 0)
+      r.q_static_absmax = find_recipe("a8w8-static")->q_static_absmax;  // seed 004's absmax
+  } else if (field == "kv") {
+    r.kv = value_of(field, value, kKv);
+  } else if (field == "p") {
+    r.p = value_of(field, value, kP);
+  } else if (field == "base") {
+    r.base = value_of(field, value, kBase);
+  } else if (field == "kv-scale") {
+    r.kv_scale = value_of(field, value, kScale);
+  } else if (field == "partial") {
+    r.partial = value_of(field, value, kPartial);
+  } else {
+    std::string known;
+    for (const RecipeField& f : kFields) known += (known.empty() ? "" : ", ") + std::string(f.name);
+    throw ProblemError(fmt::format("unknown recipe field '{}' (fields: {})", field, known));
+  }
+}
+
+Recipe parse_recipe(std::string_view spelling) {
+  const std::size_t colon = spelling.find(':');
+  const std::string_view preset = spelling.substr(0, colon);
+  const auto base = find_recipe(preset);
+  if (!base)
+    throw ProblemError(fmt::format("unknown recipe preset '{}' (presets: {}); a recipe is "
+                                   "PRESET[:FIELD=VALUE,...]",
+                                   preset, preset_names()));
+  Recipe r = *base;
+  if (colon == std::string_view::npos) return r;
+  std::string_view rest = spelling.substr(colon + 1);
+  if (rest.empty()) throw ProblemError(fmt::format("recipe '{}': nothing after ':'", spelling));
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size())
+      throw ProblemError(fmt::format("recipe '{}': '{}' is not FIELD=VALUE", spelling, item));
+    set_recipe_field(r, item.substr(0, eq), item.substr(eq + 1));
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+    if (rest.empty()) throw ProblemError(fmt::format("recipe '{}': trailing ','", spelling));
+  }
+  check_consistent(r);
+  return r;
+}
+
+std::string spell(const Recipe& r) {
+  const auto base = find_recipe(r.name);
+  std::string s(r.name);
+  if (!base) return s;
+  std::string over;
+  const auto add = [&](std::string_view field, std::string_view value) {
+    over += fmt::format("{}{}={}", over.empty() ? "" : ",", field, value);
+  };
+  if (r.q != base->q) add("q", to_string(r.q));
+  if (r.kv != base->kv) add("kv", to_string(r.kv));
+  if (r.p != base->p) add("p", to_string(r.p));
+  if (r.base != base->base) add("base", to_string(r.base));
+  if (r.kv_scale != base->kv_scale) add("kv-scale", to_string(r.kv_scale));
+  if (r.partial != base->partial) add("partial", to_string(r.partial));
+  return over.empty() ? s : s + ":" + over;
+}
+
+bool same_numerics(const Recipe& a, const Recipe& b) {
+  return a.q == b.q && a.kv == b.kv && a.p == b.p && a.base == b.base && a.fp8 == b.fp8 &&
+         a.mxfp4_rounding == b.mxfp4_rounding && a.q_static_absmax == b.q_static_absmax &&
+         a.q_cast_overflow == b.q_cast_overflow && a.partial == b.partial &&
+         a.kv_scale == b.kv_scale;
+}
 
 }  // namespace mlacheck::problem

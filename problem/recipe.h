@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "quant/formats.h"
@@ -26,6 +27,12 @@ enum class PFormat : uint8_t { f32, bf16, f16, fp8 };
 enum class SoftmaxBase : uint8_t { e, two };
 // What a split writes for the LSE merge: the normalized partial output of each split.
 enum class PartialFormat : uint8_t { f32, bf16 };
+// Where the KV cache's scale enters. scores_output: the fp8 per-tensor scale multiplies the score
+// and the output, never an element (aiter's golden model, NUMERICS §6.2). fold_bf16 / fold_f16:
+// each dequantized element (fp8 code x scale, or E2M1 x E8M0 block scale) is rounded to bf16 /
+// fp16 once and both products take those values (seed 004 dequantizes K and V to fp16 with the
+// scale folded in). A bf16 cache has no scale: only scores_output applies to it.
+enum class KvScale : uint8_t { scores_output, fold_bf16, fold_f16 };
 
 struct Recipe {
   std::string_view name;
@@ -47,6 +54,7 @@ struct Recipe {
   quant::Overflow q_cast_overflow = quant::Overflow::saturate;
   // Format of the per-split partial outputs fed to the LSE merge (the LSE itself is float32).
   PartialFormat partial = PartialFormat::f32;
+  KvScale kv_scale = KvScale::scores_output;
   // Default split-K count of the emulated reference for this recipe (callers may pass another).
   int num_splits = 1;
   // Keys per online-softmax step inside a split: P = exp(s - running max) is rounded to the P
@@ -60,6 +68,29 @@ struct Recipe {
 std::span<const Recipe> recipes();
 std::optional<Recipe> find_recipe(std::string_view name);
 
+// --- Composed recipes: a preset plus field overrides -------------------------------------------
+// One spelling on every command: "PRESET[:FIELD=VALUE[,FIELD=VALUE...]]", e.g. "a16w8:p=fp8" or
+// "a16w16:base=2,p=f16". The fields (recipe_fields() lists them with their values): q, kv, p,
+// base, kv-scale, partial. The result keeps the preset's name (its stored out_<preset> tensor is
+// only the recipe's when no numerics field differs: same_numerics) and its schedule defaults.
+struct RecipeField {
+  std::string_view name;
+  std::string_view values;  // "bf16|fp8-harness|..."
+  std::string_view what;
+};
+std::span<const RecipeField> recipe_fields();
+// Throws ProblemError naming the unknown preset, field or value and listing the known ones.
+Recipe parse_recipe(std::string_view spelling);
+// Sets one field ("p", "fp8"); the same errors as parse_recipe.
+void set_recipe_field(Recipe& recipe, std::string_view field, std::string_view value);
+// The canonical spelling: the preset name plus the fields that differ from it, in recipe_fields()
+// order ("a16w8:p=fp8"); parse_recipe(spell(r)) has r's numerics.
+std::string spell(const Recipe& recipe);
+// Whether two recipes round every value the same way (formats, base, scale placement, partial
+// format, fp8 variant, MXFP4 rounding, static absmax, cast overflow); the schedule fields
+// (num_splits, softmax_tile) and the name are not numerics.
+bool same_numerics(const Recipe& a, const Recipe& b);
+
 // The Q scale of fp8_static for this recipe's fp8 variant (see Recipe::q_static_absmax).
 float static_q_scale(const Recipe&);
 
@@ -68,5 +99,6 @@ std::string_view to_string(KvFormat);
 std::string_view to_string(PFormat);
 std::string_view to_string(SoftmaxBase);
 std::string_view to_string(PartialFormat);
+std::string_view to_string(KvScale);
 
 }  // namespace mlacheck::problem

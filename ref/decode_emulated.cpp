@@ -1,6 +1,7 @@
 #include "ref/decode_emulated.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <fmt/core.h>
@@ -9,6 +10,7 @@
 #include "problem/shape.h"
 #include "problem/split_plan.h"
 #include "quant/bf16.h"
+#include "quant/formats.h"
 #include "ref/decode_common.h"
 #include "ref/detmath.h"
 #include "ref/emulated_inputs.h"
@@ -34,7 +36,24 @@ struct Context {
   const KvDecoder& kv;
   EmulatedScales scales;
   const Kernels& k;
-  problem::SplitPlan plan;
+  const problem::Schedule& schedule;
+  const EmulationOptions& options;
+  float p_min_normal;           // the P format's smallest normal (sensitivity's underflow set)
+  float p_half_subnormal_step;  // h: the largest RNE error below it
+};
+
+// Where one query's optional outputs go (null when not asked for).
+struct QueryOut {
+  uint16_t* out;
+  float* lse;
+  float* out_f32 = nullptr;
+  float* partial_out = nullptr;  // [S, 16, 512]
+  float* partial_lse = nullptr;  // [S, 16]
+  float* spread = nullptr;         // [16, 512]
+  float* spread_abs = nullptr;     // [16, 512]
+  float* underflow = nullptr;      // [16, 512]
+  float* underflow_abs = nullptr;  // [16, 512]
+  float* score_range = nullptr;    // [16]
 };
 
 struct Workspace {
@@ -44,6 +63,9 @@ struct Workspace {
   std::vector<float> acc;       // [16, 512]
   std::vector<float> part_o;    // [splits, 16, 512]
   std::vector<float> part_lse;  // [splits, 16]
+  // sensitivity: sums over keys of P^2 v^2, P^2 v, P^2, P |v| and, over keys whose P underflows,
+  // min(h, P)^2 v^2 and min(h, P) |v|; the unrounded P of the current step
+  std::vector<float> p2v2, p2v, p2, pv_abs, under, under_abs, p_raw;
 };
 
 // b^x and log_b x in float32: the float32 rounding of the (nearly exact) double value.
@@ -93,12 +115,61 @@ void accumulate_pv(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace
   }
 }
 
+// The sums behind EmulatedResult's sensitivity tensors for keys t0 .. t0+n-1, one softmax step
+// over the whole row (so P needs no rescaling): ws.s holds the rounded P of this step, ws.p_raw the
+// unrounded one. Keys at the row max (P = 1 exactly) are left out: every schedule gives them
+// P = b^0 = 1, which no format rounds.
+void accumulate_sensitivity(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
+  std::vector<float> v(kVDim);
+  for (int64_t t = 0; t < n; ++t) {
+    c.kv.v_row(c.batch.kv_row(b, t0 + t), v.data());
+    if (c.scales.out_scaled)
+      for (float& x : v) x *= c.scales.out;
+    for (int h = 0; h < kNumHeads; ++h) {
+      const float raw = ws.p_raw[t * kNumHeads + h];
+      if (raw == 1.0f) continue;
+      const float p = ws.s[t * kNumHeads + h];
+      const float p2 = p * p;
+      const bool under = raw < c.p_min_normal;
+      const float small = std::min(c.p_half_subnormal_step, raw);  // RNE error bound below normal
+      ws.p2[h] += p2;
+      const std::size_t row = static_cast<std::size_t>(h) * kVDim;
+      for (int d = 0; d < kVDim; ++d) {
+        const float x = v[d], ax = std::fabs(x);
+        ws.p2v2[row + d] += p2 * x * x;
+        ws.p2v[row + d] += p2 * x;
+        ws.pv_abs[row + d] += p * ax;
+        if (under) {
+          ws.under[row + d] += small * small * x * x;
+          ws.under_abs[row + d] += small * ax;
+        }
+      }
+    }
+  }
+}
+
+void finish_sensitivity(const Context& c, const Workspace& ws, const float* l, const QueryOut& q) {
+  const double scale = c.scales.out_scaled ? c.scales.out : 1.0;
+  for (int h = 0; h < kNumHeads; ++h)
+    for (int d = 0; d < kVDim; ++d) {
+      const std::size_t i = static_cast<std::size_t>(h) * kVDim + d;
+      const double lh = l[h];
+      const double o = ws.acc[i] / lh * scale;  // the row's output (V above carries the scale)
+      const double plain = ws.p2v2[i];
+      const double centred = plain - 2 * o * ws.p2v[i] + o * o * ws.p2[h];
+      q.spread[i] = static_cast<float>(std::sqrt(std::max({plain, centred, 0.0})) / lh);
+      q.spread_abs[i] = static_cast<float>(ws.pv_abs[i] / lh);
+      q.underflow[i] = static_cast<float>(std::sqrt(static_cast<double>(ws.under[i])) / lh);
+      q.underflow_abs[i] = static_cast<float>(ws.under_abs[i] / lh);
+    }
+}
+
 // One split: keys [a, e) of request b, of which those before `visible` count. Writes the split's
 // normalized output o [16, 512] (float32, before the partial format) and lse [16] (base b).
 // The loops over a step's keys run over t outside and the heads inside, so they vectorize across
 // heads; each head's max and sum still go in order of t.
 void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visible, Workspace& ws,
-               float* o, float* lse) {
+               float* o, float* lse, const QueryOut* sens = nullptr) {
   const int64_t end = std::min(e, visible);
   if (end <= a) {
     std::fill(o, o + kNumHeads * kVDim, 0.0f);
@@ -111,7 +182,15 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
   std::fill(m, m + kNumHeads, kNegInf);
   std::fill(l, l + kNumHeads, 0.0f);
   ws.acc.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
-  const int64_t step = c.recipe.softmax_tile > 0 ? c.recipe.softmax_tile : e - a;
+  const int64_t step = c.schedule.softmax_tile > 0 ? c.schedule.softmax_tile : e - a;
+  if (sens) {
+    ws.p2v2.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
+    ws.p2v.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
+    ws.under.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
+    ws.pv_abs.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
+    ws.under_abs.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
+    ws.p2.assign(kNumHeads, 0.0f);
+  }
   for (int64_t t0 = a; t0 < end; t0 += step) {
     const int64_t n = std::min(t0 + step, end) - t0;
     scores(c, b, t0, n, ws);
@@ -122,6 +201,13 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
         s[t * kNumHeads + h] *= c.scales.score;
         m_new[h] = std::max(m_new[h], s[t * kNumHeads + h]);
       }
+    if (sens)  // one step over the row: m_new is the row max
+      for (int h = 0; h < kNumHeads; ++h) {
+        float lowest = m_new[h];
+        for (int64_t t = 0; t < n; ++t) lowest = std::min(lowest, s[t * kNumHeads + h]);
+        sens->score_range[h] = (m_new[h] - lowest) *
+                               (base2 ? static_cast<float>(detmath::detail::kLn2) : 1.0f);
+      }
     for (int h = 0; h < kNumHeads; ++h) alpha[h] = m[h] - m_new[h];
     c.k.exp_f32(kNumHeads, alpha, alpha, base2);  // 0 on the first step (m = -inf)
     for (int64_t t = 0; t < n; ++t)
@@ -130,6 +216,7 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
     std::fill(sum, sum + kNumHeads, 0.0f);
     for (int64_t t = 0; t < n; ++t)
       for (int h = 0; h < kNumHeads; ++h) sum[h] += s[t * kNumHeads + h];
+    if (sens) ws.p_raw.assign(s, s + n * kNumHeads);
     round_p(c.recipe.p, c.recipe.fp8, s, n * kNumHeads);
     for (int h = 0; h < kNumHeads; ++h) {
       l[h] = l[h] * alpha[h] + sum[h];
@@ -138,7 +225,9 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
       m[h] = m_new[h];
     }
     accumulate_pv(c, b, t0, n, ws);
+    if (sens) accumulate_sensitivity(c, b, t0, n, ws);
   }
+  if (sens) finish_sensitivity(c, ws, l, *sens);
   for (int h = 0; h < kNumHeads; ++h) {
     for (int d = 0; d < kVDim; ++d) {
       float x = ws.acc[h * kVDim + d] / l[h];
@@ -149,14 +238,42 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
   }
 }
 
+// 2^(1 - bias) of the P format (quant's format table; IEEE binary16: bias 15); 0 for f32 P,
+// which is never rounded.
+float p_smallest_normal(const problem::Recipe& r) {
+  switch (r.p) {
+    case problem::PFormat::f32: return 0.0f;
+    case problem::PFormat::bf16:
+      return std::ldexp(1.0f, 1 - quant::format_info(quant::ElemFormat::bf16).bias);
+    case problem::PFormat::f16: return std::ldexp(1.0f, 1 - 15);
+    case problem::PFormat::fp8:
+      return std::ldexp(1.0f, 1 - quant::format_info(quant::elem_format(r.fp8)).bias);
+  }
+  return 0.0f;
+}
+
+// h = 2^(1 - bias - m - 1): half the spacing of the P format below its smallest normal.
+float p_half_subnormal_step(const problem::Recipe& r) {
+  switch (r.p) {
+    case problem::PFormat::f32: return 0.0f;
+    case problem::PFormat::bf16:
+      return p_smallest_normal(r) *
+             std::ldexp(1.0f, -(quant::format_info(quant::ElemFormat::bf16).mant_bits + 1));
+    case problem::PFormat::f16: return p_smallest_normal(r) * std::ldexp(1.0f, -(10 + 1));
+    case problem::PFormat::fp8:
+      return p_smallest_normal(r) *
+             std::ldexp(1.0f, -(quant::format_info(quant::elem_format(r.fp8)).mant_bits + 1));
+  }
+  return 0.0f;
+}
+
 float natural_lse(problem::SoftmaxBase base, float lse) {
   if (base == problem::SoftmaxBase::e) return lse;
   return static_cast<float>(static_cast<double>(lse) * detmath::detail::kLn2);
 }
 
-// Query i of request b: out [16, 512] bf16 bits, lse [16] natural log.
-void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, uint16_t* out,
-                  float* lse) {
+// Query i of request b: out [16, 512] bf16 bits, lse [16] natural log, and what options ask for.
+void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const QueryOut& q_out) {
   const int64_t row = c.batch.qo_indptr()[b] + i;
   const float* q = c.q.values.data() + row * kNumHeads * kQkDim;
   for (int h = 0; h < kNumHeads; ++h)
@@ -164,25 +281,35 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, uint16_
   const int64_t len = c.batch.kv_len(b);
   const int64_t visible = c.batch.visible_kv(b, i);
   const problem::SoftmaxBase base = c.recipe.base;
+  uint16_t* out = q_out.out;
+  float* lse = q_out.lse;
+  const auto keep_partial = [&](int sp, const float* o, const float* ls) {
+    if (!q_out.partial_out) return;
+    std::copy(o, o + kNumHeads * kVDim, q_out.partial_out + static_cast<int64_t>(sp) * kNumHeads * kVDim);
+    for (int h = 0; h < kNumHeads; ++h) q_out.partial_lse[sp * kNumHeads + h] = natural_lse(base, ls[h]);
+  };
 
-  if (!c.plan.split_k()) {  // no split-K
+  if (!c.schedule.split_k()) {  // no split-K
     float* o = ws.part_o.data();
     float* ls = ws.part_lse.data();
-    run_split(c, b, 0, len, visible, ws, o, ls);
+    run_split(c, b, 0, len, visible, ws, o, ls, q_out.spread ? &q_out : nullptr);
     for (int e = 0; e < kNumHeads * kVDim; ++e) out[e] = quant::f32_to_bf16(o[e]);
+    if (q_out.out_f32) std::copy(o, o + kNumHeads * kVDim, q_out.out_f32);
     for (int h = 0; h < kNumHeads; ++h) lse[h] = natural_lse(base, ls[h]);
+    keep_partial(0, o, ls);
     return;
   }
 
-  const int num_splits = c.plan.splits_of(len);
-  const int64_t per_split = (len + num_splits - 1) / num_splits;
+  const std::vector<problem::KeyRange> ranges = c.schedule.ranges(b, len);
+  const int num_splits = static_cast<int>(ranges.size());
   for (int sp = 0; sp < num_splits; ++sp) {
-    const int64_t a = std::min(sp * per_split, len);
-    const int64_t e = std::min(a + per_split, len);
     float* o = ws.part_o.data() + static_cast<int64_t>(sp) * kNumHeads * kVDim;
-    run_split(c, b, a, e, visible, ws, o, ws.part_lse.data() + sp * kNumHeads);
+    float* ls = ws.part_lse.data() + sp * kNumHeads;
+    run_split(c, b, ranges[static_cast<std::size_t>(sp)].begin,
+              ranges[static_cast<std::size_t>(sp)].end, visible, ws, o, ls);
     if (c.recipe.partial == problem::PartialFormat::bf16)
       for (int e2 = 0; e2 < kNumHeads * kVDim; ++e2) o[e2] = round_to_bf16(o[e2]);
+    keep_partial(sp, o, ls);
   }
 
   // LSE merge, per head, splits in order.
@@ -205,7 +332,9 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, uint16_
       float acc = 0.0f;
       for (int sp = 0; sp < num_splits; ++sp)
         acc += w[sp] * ws.part_o[(static_cast<int64_t>(sp) * kNumHeads + h) * kVDim + d];
-      dst[d] = quant::f32_to_bf16(acc / total);
+      const float x = acc / total;
+      dst[d] = quant::f32_to_bf16(x);
+      if (q_out.out_f32) q_out.out_f32[h * kVDim + d] = x;
     }
     lse[h] = natural_lse(base, big + log_b(base, total));
   }
@@ -226,7 +355,6 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
 EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
                                const problem::KvCache& cache, const problem::Recipe& recipe,
                                const problem::SplitPlan& plan, Progress* progress) {
-  detail::check_q(batch, q_bf16.size());
   if (plan.num_splits < 0 || plan.num_splits > kMaxSplits || plan.chunk_keys < 0)
     throw problem::ProblemError(
         fmt::format("split plan: num_splits = {} (supported: 0 .. {}), chunk_keys = {} (>= 0)",
@@ -234,6 +362,29 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
   if (recipe.softmax_tile < 0)
     throw problem::ProblemError(fmt::format("recipe {} has softmax_tile {} < 0", recipe.name,
                                             recipe.softmax_tile));
+  return decode_emulated(batch, q_bf16, cache, recipe,
+                         problem::Schedule::from_plan(plan, recipe.softmax_tile), {}, progress);
+}
+
+EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
+                               const problem::KvCache& cache, const problem::Recipe& recipe,
+                               const problem::Schedule& schedule, const EmulationOptions& options,
+                               Progress* progress) {
+  detail::check_q(batch, q_bf16.size());
+  if (schedule.softmax_tile < 0)
+    throw problem::ProblemError(fmt::format("schedule tile {} < 0", schedule.softmax_tile));
+  if (schedule.split_k() && schedule.kind != problem::Schedule::Kind::table &&
+      schedule.count < 1)
+    throw problem::ProblemError(fmt::format("schedule {}: count must be >= 1", to_string(schedule)));
+  if (schedule.max_ranges(batch.num_requests(), batch.max_kv_len()) > kMaxSplits)
+    throw problem::ProblemError(fmt::format(
+        "schedule {} cuts a request into {} splits; the merge supports at most {}",
+        to_string(schedule), schedule.max_ranges(batch.num_requests(), batch.max_kv_len()),
+        kMaxSplits));
+  schedule.check_fits(batch.kv_indptr());
+  if (options.sensitivity && (schedule.split_k() || schedule.softmax_tile > 0))
+    throw problem::ProblemError(
+        "the sensitivity sums need a single pass with one softmax step (schedule 'single')");
   if (cache.rows != batch.cache_rows())
     throw problem::ProblemError(fmt::format("KV cache has {} rows, the batch's layout {}",
                                             cache.rows, batch.cache_rows()));
@@ -250,31 +401,73 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
                                problem::kMxfp4RowScales);
       break;
   }
-  const KvDecoder kv(cache, recipe);
-  const EmulatedQ q = quantize_q(q_bf16, recipe);
-  const Context c{batch, recipe, q, kv, emulated_scales(recipe, q, kv), kernels(), plan};
-  const int most_splits = std::max(plan.max_splits(batch.max_kv_len()), 1);
+  for (const int64_t b : options.requests)
+    if (b < 0 || b >= batch.num_requests())
+      throw problem::ProblemError(fmt::format("request {} is not in the batch ({} requests)", b,
+                                              batch.num_requests()));
+  const KvDecoder kv(cache, recipe, {options.exact_k, options.exact_v});
+  problem::Recipe q_recipe = recipe;
+  if (options.exact_q) q_recipe.q = problem::QFormat::bf16;
+  const EmulatedQ q = quantize_q(q_bf16, q_recipe);
+  const float p_min_normal = p_smallest_normal(recipe);
+  const Context c{batch, recipe, q, kv, emulated_scales(q_recipe, q, kv), kernels(), schedule,
+                  options, p_min_normal, p_half_subnormal_step(recipe)};
+  const int64_t most_splits =
+      std::max<int64_t>(schedule.max_ranges(batch.num_requests(), batch.max_kv_len()), 1);
 
+  const auto T = static_cast<std::size_t>(batch.total_q());
+  const std::size_t row_values = static_cast<std::size_t>(kNumHeads) * kVDim;
   EmulatedResult r;
-  r.out.resize(static_cast<std::size_t>(batch.total_q()) * kNumHeads * kVDim);
-  r.lse.resize(static_cast<std::size_t>(batch.total_q()) * kNumHeads);
+  r.out.assign(T * row_values, quant::f32_to_bf16(0.0f));
+  r.lse.assign(T * kNumHeads, kNegInf);
+  if (options.keep_f32_output) r.out_f32.assign(T * row_values, 0.0f);
+  if (options.capture_partials) {
+    r.partial_splits = most_splits;
+    r.partial_out.assign(T * static_cast<std::size_t>(most_splits) * row_values, 0.0f);
+    r.partial_lse.assign(T * static_cast<std::size_t>(most_splits) * kNumHeads, kNegInf);
+  }
+  if (options.sensitivity) {
+    r.pv_spread.assign(T * row_values, 0.0f);
+    r.p_underflow.assign(T * row_values, 0.0f);
+    r.pv_abs.assign(T * row_values, 0.0f);
+    r.p_underflow_abs.assign(T * row_values, 0.0f);
+    r.score_range.assign(T * kNumHeads, 0.0f);
+  }
+  std::vector<int64_t> requests(options.requests.begin(), options.requests.end());
+  if (options.requests.empty()) {
+    requests.resize(static_cast<std::size_t>(batch.num_requests()));
+    for (std::size_t b = 0; b < requests.size(); ++b) requests[b] = static_cast<int64_t>(b);
+  }
   ProgressCounter counter(progress, detail::total_work_units(batch));
-  const int64_t requests = batch.num_requests();
+  const auto count = static_cast<int64_t>(requests.size());
 
 #pragma omp parallel
   {
     Workspace ws;
     ws.qt.resize(kQkDim * kNumHeads);
     ws.rows.resize(kKeyChunk * kQkDim);
-    ws.part_o.resize(static_cast<std::size_t>(most_splits) * kNumHeads * kVDim);
+    ws.part_o.resize(static_cast<std::size_t>(most_splits) * row_values);
     ws.part_lse.resize(static_cast<std::size_t>(most_splits) * kNumHeads);
     // One thread computes a request start to end: the schedule cannot change a bit.
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t b = 0; b < requests; ++b) {
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t b = requests[static_cast<std::size_t>(k)];
       for (int64_t i = 0; i < batch.q_len(b); ++i) {
-        const int64_t row = batch.qo_indptr()[b] + i;
-        decode_query(c, b, i, ws, r.out.data() + row * kNumHeads * kVDim,
-                     r.lse.data() + row * kNumHeads);
+        const auto row = static_cast<std::size_t>(batch.qo_indptr()[b] + i);
+        QueryOut qo{r.out.data() + row * row_values, r.lse.data() + row * kNumHeads};
+        if (options.keep_f32_output) qo.out_f32 = r.out_f32.data() + row * row_values;
+        if (options.capture_partials) {
+          qo.partial_out = r.partial_out.data() + row * static_cast<std::size_t>(most_splits) * row_values;
+          qo.partial_lse = r.partial_lse.data() + row * static_cast<std::size_t>(most_splits) * kNumHeads;
+        }
+        if (options.sensitivity) {
+          qo.spread = r.pv_spread.data() + row * row_values;
+          qo.spread_abs = r.pv_abs.data() + row * row_values;
+          qo.underflow = r.p_underflow.data() + row * row_values;
+          qo.underflow_abs = r.p_underflow_abs.data() + row * row_values;
+          qo.score_range = r.score_range.data() + row * kNumHeads;
+        }
+        decode_query(c, b, i, ws, qo);
       }
       counter.add(detail::work_units(batch, b));
     }

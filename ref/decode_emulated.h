@@ -7,9 +7,10 @@
 //     acc = Σ_d q[d]·k[d] in float32, in order of d (each product is exact in float32 for every
 //     format here); s = fl32(acc · score scale), the scale carrying sm_scale (·log2 e for base 2),
 //     the Q scale and the KV scale.
-//  2. Split-K: the request's keys 0..L-1 are cut into `num_splits` ranges of ceil(L / num_splits)
-//     keys (the seeds' kv_per_split = cdiv(seq_len, NUM_SPLITS); trailing splits may be empty);
-//     each query sees the visible part of each range.
+//  2. Split-K: the request's keys 0..L-1 are cut into the schedule's ranges (problem/schedule.h;
+//     e.g. `num_splits` ranges of ceil(L / num_splits) keys, the seeds' kv_per_split =
+//     cdiv(seq_len, NUM_SPLITS); trailing splits may be empty); each query sees the visible part
+//     of each range.
 //  3. In a split, keys are taken in steps of recipe.softmax_tile (0 = the whole split): m' = max(m,
 //     step max), α = b^(m − m'), p_t = b^(s_t − m') (b = e or 2, each fl32 of the exact value),
 //     l = fl32(l·α + Σ p_t) with Σ in order, acc = acc·α + Σ_t round_P(p_t)·v_t (P rounded to the
@@ -35,14 +36,50 @@
 #include "problem/batch.h"
 #include "problem/kv_cache.h"
 #include "problem/recipe.h"
+#include "problem/schedule.h"
 #include "problem/split_plan.h"
 #include "ref/progress.h"
 
 namespace mlacheck::ref {
 
+// What a run can do beyond the recipe's own output (all off by default).
+struct EmulationOptions {
+  // Decode only these requests (indices into the batch, any order); the others' rows stay 0 with
+  // lse -inf. Empty = every request. Q is still quantized over the whole tensor (per-tensor
+  // scales see every request, as the kernel's do).
+  std::span<const int64_t> requests;
+  // drift's waterfall: one rounding of the recipe made exact at a time. exact_q: Q enters as its
+  // bf16 values; exact_k / exact_v: K / V come from the bf16 cache (cache.bf16 must be given), so
+  // the KV scale then applies only where the quantized side remains. P and partial rounding are
+  // made exact through the recipe (p=f32, partial=f32).
+  bool exact_q = false, exact_k = false, exact_v = false;
+  bool keep_f32_output = false;   // EmulatedResult::out_f32: the output before its bf16 rounding
+  bool capture_partials = false;  // EmulatedResult::partial_out / partial_lse
+  // EmulatedResult::pv_spread / p_underflow (check/tolerance.h, schedule_free_bound). Needs a
+  // single pass with one softmax step (the weights are then those of the row max).
+  bool sensitivity = false;
+};
+
 struct EmulatedResult {
   std::vector<uint16_t> out;  // [total_q, 16, 512] bf16 bits
   std::vector<float> lse;     // [total_q, 16], natural log
+  std::vector<float> out_f32;  // keep_f32_output: [total_q, 16, 512] before the bf16 rounding
+  // capture_partials: each split's normalized output (after the partial format) and its LSE
+  // (natural log), splits in order; -inf / 0 for splits past a request's last one or empty.
+  int64_t partial_splits = 0;        // S
+  std::vector<float> partial_out;    // [total_q, S, 16, 512]
+  std::vector<float> partial_lse;    // [total_q, S, 16]
+  // sensitivity, per element (t, h, d), with w_j = P_j / l the weight of key j (P rounded), v_j
+  // its V value (times the output scale), o = sum_j w_j v_j, sums over the keys not at the row max
+  // (P = 1 exactly there in every schedule), U = the keys whose unrounded P_j is below the P
+  // format's smallest normal and h half its subnormal step:
+  //   pv_spread       = sqrt(max(sum_j w_j^2 v_jd^2, sum_j w_j^2 (v_jd - o_d)^2))
+  //   pv_abs          = sum_j w_j |v_jd|
+  //   p_underflow     = sqrt(sum_{j in U} min(h, P_j)^2 v_jd^2) / l
+  //   p_underflow_abs = sum_{j in U} min(h, P_j) |v_jd| / l
+  //   score_range = max_j s_j - min_j s_j per (t, h) [T, 16], natural-log units: every P a
+  //                 kernel rounds, against any running max, lies in [e^-range, e^range]
+  std::vector<float> pv_spread, pv_abs, p_underflow, p_underflow_abs, score_range;
 };
 
 // q_bf16: [total_q, 16, 576] bf16 bits; cache: in recipe.kv's format with batch.cache_rows() rows
@@ -56,5 +93,11 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
 EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
                                const problem::KvCache& cache, const problem::Recipe& recipe,
                                const problem::SplitPlan& plan, Progress* progress = nullptr);
+// Any declared schedule (problem/schedule.h): its ranges replace step 2 and its softmax_tile
+// replaces recipe.softmax_tile in step 3.
+EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
+                               const problem::KvCache& cache, const problem::Recipe& recipe,
+                               const problem::Schedule& schedule,
+                               const EmulationOptions& options = {}, Progress* progress = nullptr);
 
 }  // namespace mlacheck::ref

@@ -62,8 +62,10 @@ EmulatedQ quantize_q(std::span<const uint16_t> q_bf16, const problem::Recipe& re
   return q;
 }
 
-KvDecoder::KvDecoder(const problem::KvCache& cache, const problem::Recipe& recipe)
+KvDecoder::KvDecoder(const problem::KvCache& cache, const problem::Recipe& recipe, KvExact exact)
     : cache_(cache),
+      exact_(exact),
+      scaled_(cache.format == KvFormat::fp8 && recipe.kv_scale == problem::KvScale::scores_output),
       p_(recipe.p),
       fp8_(recipe.fp8),
       round_v_(recipe.p == problem::PFormat::bf16 || recipe.p == problem::PFormat::f16) {
@@ -78,12 +80,25 @@ KvDecoder::KvDecoder(const problem::KvCache& cache, const problem::Recipe& recip
     throw problem::ProblemError(fmt::format("recipe {} reads fp8 {}, the cache holds {}",
                                             recipe.name, fp8_name(recipe.fp8),
                                             fp8_name(cache.fp8_format)));
+  if ((exact.k || exact.v) &&
+      cache.bf16.size() != static_cast<std::size_t>(cache.rows) * problem::kQkDim)
+    throw problem::ProblemError("exact K / V asked for without the bf16 cache");
   const auto v_of = [&](float k) { return round_v_ ? round_to(p_, fp8_, k) : k; };
+  // kv-scale=fold-*: the dequantized element, scale included, rounded to bf16 / fp16 once.
+  const auto fold = [&](float x) {
+    switch (recipe.kv_scale) {
+      case problem::KvScale::scores_output: return x;
+      case problem::KvScale::fold_bf16: return round_to_bf16(x);
+      case problem::KvScale::fold_f16: return round_to_f16(x);
+    }
+    return x;
+  };
   if (cache.format == KvFormat::fp8) {
     fp8_k_.resize(256);
     fp8_v_.resize(256);
     for (int c = 0; c < 256; ++c) {
-      fp8_k_[c] = quant::fp8_to_f32(static_cast<uint8_t>(c), cache.fp8_format);
+      const float code = quant::fp8_to_f32(static_cast<uint8_t>(c), cache.fp8_format);
+      fp8_k_[c] = scaled_ ? code : fold(code * cache.fp8_scale);
       fp8_v_[c] = v_of(fp8_k_[c]);
     }
   }
@@ -92,16 +107,16 @@ KvDecoder::KvDecoder(const problem::KvCache& cache, const problem::Recipe& recip
     mx_v_.resize(256 * 16);
     for (int s = 0; s < 256; ++s)
       for (int c = 0; c < 16; ++c) {  // the dequantized element, exact in float32 (NUMERICS §5.7)
-        mx_k_[s * 16 + c] =
-            quant::e2m1_to_f32(static_cast<uint8_t>(c)) * quant::e8m0_to_f32(static_cast<uint8_t>(s));
+        mx_k_[s * 16 + c] = fold(quant::e2m1_to_f32(static_cast<uint8_t>(c)) *
+                                 quant::e8m0_to_f32(static_cast<uint8_t>(s)));
         mx_v_[s * 16 + c] = v_of(mx_k_[s * 16 + c]);
       }
   }
 }
 
 void KvDecoder::decode(int64_t r, int width, const float* fp8_table, const float* mxfp4_table,
-                       bool round_row, float* out) const {
-  switch (cache_.format) {
+                       bool round_row, bool from_bf16, float* out) const {
+  switch (from_bf16 ? KvFormat::bf16 : cache_.format) {
     case KvFormat::bf16: {
       const uint16_t* src = cache_.bf16.data() + r * problem::kQkDim;
       for (int d = 0; d < width; ++d) out[d] = quant::bf16_to_f32(src[d]);
@@ -128,12 +143,12 @@ void KvDecoder::decode(int64_t r, int width, const float* fp8_table, const float
 }
 
 void KvDecoder::row(int64_t r, float* out) const {
-  decode(r, problem::kQkDim, fp8_k_.data(), mx_k_.data(), false, out);
+  decode(r, problem::kQkDim, fp8_k_.data(), mx_k_.data(), false, exact_.k, out);
 }
 
 void KvDecoder::v_row(int64_t r, float* out) const {
   decode(r, problem::kVDim, fp8_v_.data(), mx_v_.data(), round_v_ && p_ == problem::PFormat::f16,
-         out);
+         exact_.v, out);
 }
 
 EmulatedScales emulated_scales(const problem::Recipe& recipe, const EmulatedQ& q,
@@ -143,9 +158,9 @@ EmulatedScales emulated_scales(const problem::Recipe& recipe, const EmulatedQ& q
                 ? static_cast<float>(problem::kSmScale)
                 : static_cast<float>(problem::kSmScale * detmath::detail::kLog2e);
   if (q.scaled) s.score *= q.scale;
-  if (kv.scaled()) s.score *= kv.scale();
+  if (kv.k_scaled()) s.score *= kv.scale();
   s.out = kv.scale();
-  s.out_scaled = kv.scaled();
+  s.out_scaled = kv.v_scaled();
   return s;
 }
 

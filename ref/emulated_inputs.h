@@ -2,10 +2,12 @@
 // What a recipe feeds into Q·Kᵀ and P·V (DESIGN.md "Strategy = recipe x schedule"): the quantized
 // Q, the KV cache decoded row by row, and the float32 factors that carry the tensor scales.
 //
-// Tensor scales never multiply elements: Q's per-tensor fp8 scale and the KV cache's fp8 scale
-// multiply the score, and the KV scale multiplies the output (aiter's golden model, NUMERICS
-// §6.2). MXFP4 block scales do multiply their 32 elements (the dequantized E2M1 value, exact in
-// float32), as in tl.dot_scaled and the seeds' V dequantization.
+// Tensor scales never multiply elements by default: Q's per-tensor fp8 scale and the KV cache's
+// fp8 scale multiply the score, and the KV scale multiplies the output (aiter's golden model,
+// NUMERICS §6.2). MXFP4 block scales do multiply their 32 elements (the dequantized E2M1 value,
+// exact in float32), as in tl.dot_scaled and the seeds' V dequantization. A recipe with
+// kv-scale=fold-bf16 / fold-f16 (problem/recipe.h KvScale) instead rounds every dequantized
+// element, scale included, to that format once, and no KV scale is left for scores or output.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -26,23 +28,34 @@ EmulatedQ quantize_q(std::span<const uint16_t> q_bf16, const problem::Recipe& re
 
 // Decodes rows of one KV cache to float32 element values (scale excluded for fp8), by tables
 // built once from the quant/ codecs: 256 fp8 values, or 256 scale bytes x 16 E2M1 codes.
+// Which side of the KV cache is read exactly from the bf16 cache instead of the quantized one
+// (drift's waterfall: ref/decode_emulated.h EmulationOptions).
+struct KvExact {
+  bool k = false, v = false;
+};
+
 class KvDecoder {
  public:
-  // Throws problem::ProblemError if the cache's format or fp8 variant differs from the recipe's.
-  KvDecoder(const problem::KvCache& cache, const problem::Recipe& recipe);
+  // Throws problem::ProblemError if the cache's format or fp8 variant differs from the recipe's,
+  // or an exact side is asked for without the bf16 cache.
+  KvDecoder(const problem::KvCache& cache, const problem::Recipe& recipe, KvExact exact = {});
   // K: the 576 values of cache row r.
   void row(int64_t r, float* out) const;
   // V of row r as P·V takes it: the first 512 values in the P·V operand type (problem/recipe.h,
   // PFormat): rounded to bf16 or fp16 when P is one of those, unchanged otherwise.
   void v_row(int64_t r, float* out) const;
-  bool scaled() const { return cache_.format == problem::KvFormat::fp8; }
+  // Whether the fp8 KV scale still multiplies the score (K) and the output (V).
+  bool k_scaled() const { return scaled_ && !exact_.k; }
+  bool v_scaled() const { return scaled_ && !exact_.v; }
   float scale() const { return cache_.fp8_scale; }
 
  private:
   void decode(int64_t r, int width, const float* fp8_table, const float* mxfp4_table,
-              bool round_row, float* out) const;
+              bool round_row, bool from_bf16, float* out) const;
 
   problem::KvCache cache_;
+  KvExact exact_;
+  bool scaled_;  // an fp8 cache whose scale is not folded into the elements
   problem::PFormat p_;
   quant::Fp8Format fp8_;
   bool round_v_;                       // V needs rounding to the P format

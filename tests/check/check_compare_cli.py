@@ -107,8 +107,9 @@ def main():
     check(r.returncode == 0, "bf16 output equal to the emulation passes (exit %d)" % r.returncode)
     check("VERDICT: PASS" in r.stdout and "harness check" in r.stdout, "report has verdict and harness check")
     report = json.loads((work / "good.json").read_text())
-    check(report["verdict"] == "pass" and report["gate"]["kernel"]["metrics"]["bitwise_equal"],
-          "--json: verdict and kernel metrics")
+    check(report["verdict"] == "pass" and report["schedule"] == "undeclared"
+          and report["gate"]["kernel"]["bound"]["name"] == "kernel (schedule-free)",
+          "--json: verdict, and the schedule-free kernel bound judged it")
     check(report["power"]["rows"][1]["name"] == "zeros" and report["power"]["rows"][1]["gate_rejects"],
           "--json: the power report scores all zeros")
 
@@ -131,13 +132,24 @@ def main():
     nudged = list(emulated)
     nudged[i] += 16  # at kv_len 64 one flipped bf16 P may move an element a few ulps; 16 is a bug
     off = output("off16.safetensors", {"out": ("BF16", shape, pack("BF16", nudged))})
-    r = run(binary, golden, off, "--recipe", "a16w16")
+    # Declared single pass: the tight bound of an emulation that replays the kernel's schedule.
+    r = run(binary, golden, off, "--recipe", "a16w16", "--schedule", "single")
     token, rest = divmod(i, H * DV)
     head, dim = divmod(rest, DV)
     check(r.returncode == 1 and "kernel error: 1 of" in r.stdout,
-          "one element 16 bf16 ulps off fails the kernel bound (exit %d)" % r.returncode)
+          "one element 16 bf16 ulps off fails the declared-schedule kernel bound (exit %d)" % r.returncode)
     check("token %d (request %d) head %d dim %d" % (token, token, head, dim) in r.stdout,
           "... and the report names its position")
+    check("repro: mlacheck compare" in r.stdout and "--schedule single" in r.stdout,
+          "... and prints the repro line")
+    # No schedule declared: the bound allows any schedule's P rounding, not a tenth of the output.
+    far = list(emulated)
+    far[i] = bf16_bits(bf16_value(emulated[i]) + 0.1 * max(abs(x) for x in exact))
+    far_path = output("far.safetensors", {"out": ("BF16", shape, pack("BF16", far))})
+    r = run(binary, golden, far_path, "--recipe", "a16w16")
+    check(r.returncode == 1 and "kernel error: 1 of" in r.stdout,
+          "one element off by a tenth of the largest output fails the schedule-free bound (exit %d)"
+          % r.returncode)
 
     def usage_error(what, args, must_mention):
         r = run(binary, *args)
@@ -150,7 +162,9 @@ def main():
     usage_error("wrong dtype", (golden, bad_dtype, "--recipe", "a16w16"), [str(bad_dtype), "I32"])
     usage_error("missing --tensor", (golden, good, "--recipe", "a16w16", "--tensor", "o"), [str(good), "'o'"])
     usage_error("unknown recipe", (golden, good, "--recipe", "a9w9"), ["a9w9", "a16w16"])
-    usage_error("golden without out_<recipe>", (golden, good, "--recipe", "a8w8"), [str(golden), "out_a8w8"])
+    usage_error("golden without the recipe's cache", (golden, good, "--recipe", "a8w8"), [str(golden), "kv_fp8"])
+    usage_error("bad recipe field", (golden, good, "--recipe", "a16w16:p=fp9"), ["fp9", "f32|bf16|f16|fp8"])
+    usage_error("bad schedule", (golden, good, "--recipe", "a16w16", "--schedule", "splits=0"), ["splits=0"])
     usage_error("missing golden", (work / "nope.safetensors", good, "--recipe", "a16w16"), ["nope.safetensors"])
     r = run(binary, golden)
     check(r.returncode == 2, "missing arguments: exit 2 (exit %d)" % r.returncode)

@@ -1,5 +1,6 @@
 // The power report: known-wrong outputs scored against the gate and the harness's check.
 #include "check/power.h"
+#include "check/ulp.h"
 
 #include <gtest/gtest.h>
 
@@ -62,14 +63,33 @@ TEST(CheckPower, FlagsAnAnswerTheGateCannotReject) {
   const problem::Recipe r = *problem::find_recipe("a16w4");
   const auto emu = to_bf16(h.exact);
   const Gate gate(r, h.data, h.layout, h.exact, emu);
-  // "Wrong" by less than a bf16 ulp: indistinguishable from the emulated output.
-  const std::vector<WrongAnswer> wrong{{"invisible", "the emulated output itself", h.exact}};
+  // Wrong by 0.3 %: more than half a bf16 ulp (0.2 %), so visible, but within the kernel
+  // bound's 1.5 ulps of the rounded output.
+  std::vector<float> off(h.exact);
+  for (float& x : off) x *= 1.003f;
+  const std::vector<WrongAnswer> wrong{{"slightly-off", "the exact output times 1.003", off}};
   const PowerReport p = score_power(gate, wrong);
   ASSERT_EQ(p.rows.size(), 2u);
+  EXPECT_TRUE(p.rows[1].visible());
   EXPECT_FALSE(p.rows[1].gate_rejects);
   EXPECT_FALSE(p.gate_has_power());
   ASSERT_EQ(p.warnings().size(), 1u);
-  EXPECT_NE(p.warnings()[0].find("cannot reject 'invisible'"), std::string::npos);
+  EXPECT_NE(p.warnings()[0].find("cannot reject 'slightly-off'"), std::string::npos);
+}
+
+TEST(CheckPower, DoesNotScoreAnAnswerWithNoVisibleEffect) {
+  const auto h = harness_like(1, 256, 81);
+  const problem::Recipe r = *problem::find_recipe("a16w4");
+  const auto emu = to_bf16(h.exact);
+  const Gate gate(r, h.data, h.layout, h.exact, emu);
+  // "Wrong" by a quarter of a bf16 ulp of every element: no bf16 output can show it.
+  std::vector<float> off(h.exact);
+  for (float& x : off) x += static_cast<float>(0.25 * bf16_ulp(x));
+  const std::vector<WrongAnswer> wrong{{"invisible", "a quarter ulp off", off}};
+  const PowerReport p = score_power(gate, wrong);
+  ASSERT_EQ(p.rows.size(), 2u);
+  EXPECT_FALSE(p.rows[1].visible()) << p.rows[1].effect_half_ulps;
+  EXPECT_TRUE(p.gate_has_power());
 }
 
 TEST(CheckPower, FlagsABoundThatRejectsTheRecipesOwnEmulation) {

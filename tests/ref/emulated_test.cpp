@@ -159,7 +159,7 @@ TEST(RefEmulated, SplitCountsStayWithinTheDerivedBound) {
             kv.v_row(in.batch.kv_row(b, t), v.data());
             for (float x : v) vmax = std::max(vmax, std::fabs(x));
           }
-          if (kv.scaled()) vmax *= kv.scale();
+          if (kv.v_scaled()) vmax *= kv.scale();
           const double partial_u = recipe.partial == problem::PartialFormat::bf16 ? 0x1p-8 : 0.0;
           const double bound_wo_ulp =
               (2 * unit_roundoff(recipe.p) + 2 * partial_u + 2 * (L + splits + 8) * 0x1p-24) * vmax;
@@ -277,7 +277,7 @@ TEST(RefEmulated, OneTokenGivesItsVRow) {
       for (int h = 0; h < H; ++h)
         for (int d = 0; d < DV; ++d) {
           float want = v[d];
-          if (kv.scaled()) want *= kv.scale();
+          if (kv.v_scaled()) want *= kv.scale();
           if (recipe.partial == problem::PartialFormat::bf16) want = round_to_bf16(want);
           ASSERT_EQ(quant::bf16_to_f32(r.out[(b * H + h) * DV + d]),
                     quant::bf16_to_f32(quant::f32_to_bf16(want)))

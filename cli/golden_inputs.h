@@ -1,0 +1,67 @@
+#pragma once
+// A golden file as the judging commands (compare, identify, drift) read it: the inputs and caches
+// (cli/golden_case.h read_case, with its finiteness checks), the exact output and LSE, the
+// data's scale for the bounds, and the emulated outputs stored for the presets with the schedule
+// each was made with. Any other (recipe, schedule) is emulated on the fly from the same inputs.
+#include <CLI/CLI.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/data_scale.h"
+#include "check/layout.h"
+#include "cli/golden_case.h"
+#include "io/safetensors.h"
+#include "problem/kv_cache.h"
+#include "problem/recipe.h"
+#include "problem/schedule.h"
+#include "ref/decode_emulated.h"
+#include "ref/progress.h"
+
+namespace mlacheck::cli {
+
+struct JudgedGolden {
+  std::string path;
+  std::map<std::string, std::string> metadata;  // as the file has it
+  GoldenCase inputs;                            // q, kv, batch, both quantized caches
+  std::vector<float> exact, exact_lse;          // out_exact [T, 16, 512], lse_exact [T, 16] (if any)
+  check::DataScale data;
+  check::OutputLayout layout{{}, {}};
+  // The presets with a stored out_<r>, and the schedule each was emulated with (metadata
+  // recipe_schedules).
+  std::map<std::string, problem::Schedule> stored;
+
+  // The cache a recipe reads (spans into `inputs`).
+  problem::KvCache cache(const problem::Recipe& recipe) const;
+  // The stored emulation when it is exactly (recipe, schedule): same numerics as the preset and
+  // the schedule it was made with; otherwise nothing.
+  std::optional<std::vector<uint16_t>> stored_output(const problem::Recipe& recipe,
+                                                     const problem::Schedule& schedule) const;
+  ref::EmulatedResult emulate(const problem::Recipe& recipe, const problem::Schedule& schedule,
+                              const ref::EmulationOptions& options = {},
+                              ref::Progress* progress = nullptr) const;
+};
+
+// Throws std::invalid_argument / io::Error / problem::ProblemError naming the file and tensor.
+JudgedGolden read_judged_golden(const std::string& path);
+
+// The kernel's tensor `name` of shape [T, 16, 512] (or leading dims multiplying to T) widened to
+// float; BF16, F16 or F32. Missing: nullopt.
+std::optional<std::vector<float>> read_output_tensor(const io::SafetensorsReader& file,
+                                                     const std::string& name, int64_t tokens);
+// Any F32/BF16/F16 tensor widened to float, with its shape checked against `shape` (-1 = any).
+std::optional<std::vector<float>> read_float_tensor(const io::SafetensorsReader& file,
+                                                    const std::string& name,
+                                                    const std::vector<int64_t>& shape,
+                                                    std::vector<int64_t>* actual_shape = nullptr);
+
+// A recipe from --recipe plus the field options (--q, --kv, --p, --base, --kv-scale, --partial),
+// which CLI11 collects into `fields` as (field, value).
+problem::Recipe recipe_from_options(const std::string& spelling,
+                                    const std::vector<std::pair<std::string, std::string>>& fields);
+// Adds --q, --kv, --p, --base, --kv-scale, --partial to a subcommand, filling `fields` in order.
+void add_recipe_field_options(CLI::App* sub,
+                              std::vector<std::pair<std::string, std::string>>& fields);
+
+}  // namespace mlacheck::cli

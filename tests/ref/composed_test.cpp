@@ -1,0 +1,304 @@
+// Composed recipes (problem/recipe.h parse_recipe), declared schedules (problem/schedule.h) and
+// what the emulated reference does with them (ref/decode_emulated.h EmulationOptions): each
+// schedule kind against another spelling of the same cut, folded KV scales against the codecs,
+// request subsets, captured partials, the exact stages of drift's waterfall, the sensitivity sums.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "problem/error.h"
+#include "problem/recipe.h"
+#include "problem/schedule.h"
+#include "problem/shape.h"
+#include "quant/bf16.h"
+#include "quant/fp8.h"
+#include "ref/decode_emulated.h"
+#include "ref/decode_exact.h"
+#include "ref/generate.h"
+#include "ref/kv_caches.h"
+#include "ref/round_to.h"
+#include "test_support.h"
+
+namespace mlacheck::ref {
+namespace {
+
+using problem::parse_recipe;
+using problem::parse_schedule;
+using problem::Schedule;
+constexpr int H = problem::kNumHeads, DV = problem::kVDim;
+
+TEST(ComposedRecipe, PresetAloneIsThePreset) {
+  for (const problem::Recipe& r : problem::recipes()) {
+    const problem::Recipe p = parse_recipe(r.name);
+    EXPECT_TRUE(problem::same_numerics(p, r)) << r.name;
+    EXPECT_EQ(problem::spell(p), r.name);
+  }
+}
+
+TEST(ComposedRecipe, OverridesSetFieldsAndSpellBack) {
+  const problem::Recipe r = parse_recipe("a16w8:p=fp8,base=2,kv-scale=fold-f16,partial=bf16");
+  EXPECT_EQ(r.name, "a16w8");
+  EXPECT_EQ(r.p, problem::PFormat::fp8);
+  EXPECT_EQ(r.base, problem::SoftmaxBase::two);
+  EXPECT_EQ(r.kv_scale, problem::KvScale::fold_f16);
+  EXPECT_EQ(r.partial, problem::PartialFormat::bf16);
+  EXPECT_EQ(r.num_splits, problem::find_recipe("a16w8")->num_splits);  // schedule untouched
+  EXPECT_EQ(problem::spell(r), "a16w8:p=fp8,base=2,kv-scale=fold-f16,partial=bf16");
+  EXPECT_TRUE(problem::same_numerics(parse_recipe(problem::spell(r)), r));
+  EXPECT_FALSE(problem::same_numerics(r, *problem::find_recipe("a16w8")));
+  // An override equal to the preset's value is no override.
+  EXPECT_EQ(problem::spell(parse_recipe("a16w16:p=bf16")), "a16w16");
+  // q=fp8-static takes seed 004's absmax.
+  EXPECT_GT(parse_recipe("a16w8:q=fp8-static").q_static_absmax, 0);
+}
+
+TEST(ComposedRecipe, BadSpellingsNameWhatIsWrong) {
+  const auto message = [](const char* s) {
+    try {
+      (void)parse_recipe(s);
+    } catch (const problem::ProblemError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("a2w2").find("presets: a16w16"), std::string::npos);
+  EXPECT_NE(message("a16w16:").find("nothing after"), std::string::npos);
+  EXPECT_NE(message("a16w16:p").find("not FIELD=VALUE"), std::string::npos);
+  EXPECT_NE(message("a16w16:p=").find("not FIELD=VALUE"), std::string::npos);
+  EXPECT_NE(message("a16w16:x=1").find("fields: q, kv, p"), std::string::npos);
+  EXPECT_NE(message("a16w16:p=fp4").find("f32|bf16|f16|fp8"), std::string::npos);
+  EXPECT_NE(message("a16w16:p=f16,").find("trailing"), std::string::npos);
+  EXPECT_NE(message("a16w16:kv-scale=fold-f16").find("needs a quantized cache"), std::string::npos);
+}
+
+TEST(DeclaredSchedule, ParsesEveryKindAndPrintsItBack) {
+  for (const char* s : {"single", "splits=16", "split-len=512", "chunk=256", "splits=3,tile=64",
+                        "single,tile=32"})
+    EXPECT_EQ(problem::to_string(parse_schedule(s)), s);
+  EXPECT_EQ(parse_schedule("tile=64,splits=4"), Schedule::uniform(4, 64));
+  for (const char* bad : {"", "splits=0", "splits=257", "splits=x", "tile=0", "splits=2,single",
+                          "fast", "split-len=-1", "table="})
+    EXPECT_THROW((void)parse_schedule(bad), problem::ProblemError) << bad;
+}
+
+TEST(DeclaredSchedule, RangesOfEachKind) {
+  const auto cut = [](const char* s, int64_t len) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const problem::KeyRange& r : parse_schedule(s).ranges(0, len)) out.emplace_back(r.begin, r.end);
+    return out;
+  };
+  using V = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(cut("single", 10), (V{{0, 10}}));
+  EXPECT_EQ(cut("splits=3", 10), (V{{0, 4}, {4, 8}, {8, 10}}));
+  EXPECT_EQ(cut("splits=4", 2), (V{{0, 1}, {1, 2}, {2, 2}, {2, 2}}));
+  EXPECT_EQ(cut("split-len=4", 10), (V{{0, 4}, {4, 8}, {8, 10}}));
+  EXPECT_EQ(cut("split-len=4", 0), (V{{0, 0}}));
+  EXPECT_EQ(cut("chunk=4", 10), (V{{0, 4}, {4, 8}, {8, 10}}));
+}
+
+std::filesystem::path write_table(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(DeclaredSchedule, TableFileGivesPerRequestBoundaries) {
+  const auto path = write_table("mlacheck_table_ok.txt", "# FlashMLA-like\n0 5 9\n\n0\n0 2 # two\n");
+  const Schedule s = parse_schedule("table=" + path.string() + ",tile=2");
+  ASSERT_EQ(s.table.size(), 3u);
+  EXPECT_EQ(s.softmax_tile, 2);
+  EXPECT_EQ(s.ranges(0, 12).size(), 3u);
+  EXPECT_EQ(s.ranges(0, 12)[2].end, 12);
+  EXPECT_EQ(s.ranges(1, 0).size(), 1u);
+  const std::vector<int32_t> fits{0, 12, 12, 15};
+  EXPECT_NO_THROW(s.check_fits(fits));
+  const std::vector<int32_t> too_short{0, 12, 12, 13};  // request 2 has 1 key, a split at key 2
+  EXPECT_THROW(s.check_fits(too_short), problem::ProblemError);
+  const std::vector<int32_t> other_count{0, 12, 12};
+  EXPECT_THROW(s.check_fits(other_count), problem::ProblemError);
+  for (const char* bad : {"0 5 5\n", "1 5\n", "0 x\n", "# nothing\n"}) {
+    const auto p = write_table("mlacheck_table_bad.txt", bad);
+    EXPECT_THROW((void)parse_schedule("table=" + p.string()), problem::ProblemError) << bad;
+  }
+  EXPECT_THROW((void)parse_schedule("table=/nonexistent/table.txt"), problem::ProblemError);
+  EXPECT_THROW((void)parse_schedule("table=/tmp"), problem::ProblemError);  // not a regular file
+}
+
+struct Case {
+  Inputs in;
+  KvCaches caches;
+  explicit Case(CaseSpec spec) : in(generate(spec)), caches(in.kv, in.batch.cache_rows()) {}
+  problem::KvCache cache(const problem::Recipe& r) {
+    problem::KvCache c = caches.for_recipe(r);
+    c.bf16 = in.kv;  // what drift's exact stages read
+    return c;
+  }
+};
+
+CaseSpec ragged_case() {
+  CaseSpec c = test::small_case(7, 150, 21);
+  c.ragged = true;
+  c.q_len = 2;
+  c.page_size = 16;
+  c.shuffle_pages = true;
+  return c;
+}
+
+// The same cut spelled three ways gives the same bits; the uniform int overload is splits=N.
+TEST(DeclaredSchedule, EquivalentSpellingsEmulateTheSameBits) {
+  Case c(ragged_case());
+  const problem::Batch& b = c.in.batch;
+  for (const problem::Recipe& r : problem::recipes()) {
+    SCOPED_TRACE(r.name);
+    problem::Recipe untiled = r;
+    untiled.softmax_tile = 0;
+    const problem::KvCache cache = c.cache(r);
+    const EmulatedResult by_int = decode_emulated(b, c.in.q, cache, untiled, 5);
+    const EmulatedResult by_schedule = decode_emulated(b, c.in.q, cache, r, Schedule::uniform(5));
+    ASSERT_TRUE(test::same_bits(by_int.out, by_schedule.out));
+    // splits=5 as a table of its own boundaries.
+    std::string table;
+    for (int64_t q = 0; q < b.num_requests(); ++q) {
+      for (const problem::KeyRange& k : Schedule::uniform(5).ranges(q, b.kv_len(q)))
+        if (k.begin < k.end || k.begin == 0) table += std::to_string(k.begin) + " ";
+      table += "\n";
+    }
+    const auto path = write_table("mlacheck_table_eq.txt", table);
+    const EmulatedResult by_table =
+        decode_emulated(b, c.in.q, cache, r, parse_schedule("table=" + path.string()));
+    ASSERT_TRUE(test::same_bits(by_int.out, by_table.out));
+    ASSERT_TRUE(test::same_bits(by_int.lse, by_table.lse));
+  }
+}
+
+// kv-scale=fold-*: the product sees fmt(code x scale), and no scale is left for the output; with
+// one key the output is that V row itself.
+TEST(ComposedRecipe, FoldedScaleGivesTheRoundedDequantizedRow) {
+  Case c(test::small_case(2, 1, 8));
+  for (const char* spelling : {"a16w8:kv-scale=fold-f16,p=f16", "a8w8:kv-scale=fold-bf16,p=bf16"}) {
+    SCOPED_TRACE(spelling);
+    const problem::Recipe r = parse_recipe(spelling);
+    const problem::KvCache cache = c.cache(r);
+    const EmulatedResult e = decode_emulated(c.in.batch, c.in.q, cache, r, Schedule::single());
+    for (int64_t b = 0; b < 2; ++b)
+      for (int d = 0; d < DV; ++d) {
+        const float x = quant::fp8_to_f32(cache.fp8[b * problem::kQkDim + d], cache.fp8_format) *
+                        cache.fp8_scale;
+        const float folded = r.kv_scale == problem::KvScale::fold_f16 ? round_to_f16(x) : round_to_bf16(x);
+        ASSERT_EQ(quant::bf16_to_f32(e.out[b * H * DV + d]),
+                  quant::bf16_to_f32(quant::f32_to_bf16(folded)))
+            << b << " " << d;
+      }
+  }
+}
+
+TEST(EmulationOptions, RequestSubsetEqualsTheWholeRunThere) {
+  Case c(ragged_case());
+  const problem::Recipe r = parse_recipe("a16w4");
+  const problem::KvCache cache = c.cache(r);
+  const EmulatedResult all = decode_emulated(c.in.batch, c.in.q, cache, r, Schedule::uniform(3, 32));
+  EmulationOptions o;
+  const std::vector<int64_t> some{5, 2};
+  o.requests = some;
+  const EmulatedResult part =
+      decode_emulated(c.in.batch, c.in.q, cache, r, Schedule::uniform(3, 32), o);
+  const problem::Batch& b = c.in.batch;
+  for (int64_t q = 0; q < b.num_requests(); ++q)
+    for (int64_t t = b.qo_indptr()[q]; t < b.qo_indptr()[q + 1]; ++t)
+      for (int h = 0; h < H; ++h) {
+        const bool chosen = q == 5 || q == 2;
+        ASSERT_EQ(part.lse[t * H + h], chosen ? all.lse[t * H + h] : -INFINITY) << q;
+        for (int d = 0; d < DV; d += 37)
+          ASSERT_EQ(part.out[(t * H + h) * DV + d], chosen ? all.out[(t * H + h) * DV + d] : 0);
+      }
+  const std::vector<int64_t> outside{7};
+  o.requests = outside;
+  EXPECT_THROW((void)decode_emulated(b, c.in.q, cache, r, Schedule::single(), o),
+               problem::ProblemError);
+}
+
+// The captured partials merged again (in double) give the output; a single pass's only partial
+// is the float32 output.
+TEST(EmulationOptions, CapturedPartialsMergeToTheOutput) {
+  Case c(ragged_case());
+  const problem::Batch& b = c.in.batch;
+  for (const char* spelling : {"a16w16", "a8w8-cast", "a4w4"}) {
+    SCOPED_TRACE(spelling);
+    const problem::Recipe r = parse_recipe(spelling);
+    EmulationOptions o;
+    o.capture_partials = true;
+    o.keep_f32_output = true;
+    const EmulatedResult e = decode_emulated(b, c.in.q, c.cache(r), r, Schedule::uniform(4, 16), o);
+    ASSERT_EQ(e.partial_splits, 4);
+    for (int64_t t = 0; t < b.total_q(); ++t)
+      for (int h = 0; h < H; ++h) {
+        double big = -INFINITY;
+        for (int s = 0; s < 4; ++s) big = std::max<double>(big, e.partial_lse[(t * 4 + s) * H + h]);
+        if (big == -INFINITY) continue;
+        double w_sum = 0;
+        std::vector<double> acc(DV, 0.0), size(DV, 0.0);
+        for (int s = 0; s < 4; ++s) {
+          const double w = std::exp(e.partial_lse[(t * 4 + s) * H + h] - big);
+          w_sum += w;
+          for (int d = 0; d < DV; ++d) {
+            const double x = e.partial_out[((t * 4 + s) * H + h) * DV + d];
+            acc[d] += w * x;
+            size[d] += w * std::fabs(x);
+          }
+        }
+        // float32 merge vs double: a few float32 ulps of the terms' sizes
+        for (int d = 0; d < DV; ++d) {
+          const double want = acc[d] / w_sum, got = e.out_f32[(t * H + h) * DV + d];
+          ASSERT_NEAR(got, want, 1e-6 * size[d] / w_sum + 1e-30) << t << " " << h << " " << d;
+        }
+      }
+    const EmulatedResult single = decode_emulated(b, c.in.q, c.cache(r), r, Schedule::single(), o);
+    ASSERT_EQ(single.partial_splits, 1);
+    ASSERT_TRUE(test::same_bits(single.partial_out, single.out_f32));
+  }
+}
+
+// Every rounding made exact: the emulation is the exact output up to float32 noise.
+TEST(EmulationOptions, AllStagesExactGiveTheExactOutput) {
+  Case c(ragged_case());
+  const problem::Batch& b = c.in.batch;
+  const ExactResult exact = decode_exact(b, c.in.q, c.in.kv);
+  for (const char* spelling : {"a8w8:p=f32", "a4w4:p=f32", "a16w8:p=f32,kv-scale=fold-f16"}) {
+    SCOPED_TRACE(spelling);
+    const problem::Recipe r = parse_recipe(spelling);
+    EmulationOptions o;
+    o.exact_q = o.exact_k = o.exact_v = o.keep_f32_output = true;
+    const EmulatedResult e = decode_emulated(b, c.in.q, c.cache(r), r, Schedule::uniform(3), o);
+    double err = 0, ref = 0;
+    for (std::size_t i = 0; i < exact.out.size(); ++i) {
+      err += std::pow(double(e.out_f32[i]) - exact.out[i], 2);
+      ref += std::pow(double(exact.out[i]), 2);
+    }
+    EXPECT_LT(std::sqrt(err / ref), 1e-5);
+    // and with the recipe's quantization left in, it is not
+    const EmulatedResult q = decode_emulated(b, c.in.q, c.cache(r), r, Schedule::uniform(3));
+    double err_q = 0;
+    for (std::size_t i = 0; i < exact.out.size(); ++i)
+      err_q += std::pow(double(quant::bf16_to_f32(q.out[i])) - exact.out[i], 2);
+    EXPECT_GT(std::sqrt(err_q / ref), 1e-3);
+  }
+}
+
+TEST(EmulationOptions, SensitivityNeedsOneStepAndIsZeroForOneKey) {
+  Case c(test::small_case(2, 1, 9));
+  const problem::Recipe r = parse_recipe("a16w16");
+  EmulationOptions o;
+  o.sensitivity = true;
+  EXPECT_THROW((void)decode_emulated(c.in.batch, c.in.q, c.cache(r), r, Schedule::uniform(2), o),
+               problem::ProblemError);
+  EXPECT_THROW((void)decode_emulated(c.in.batch, c.in.q, c.cache(r), r, Schedule::single(16), o),
+               problem::ProblemError);
+  const EmulatedResult e = decode_emulated(c.in.batch, c.in.q, c.cache(r), r, Schedule::single(), o);
+  for (float x : e.pv_spread) ASSERT_EQ(x, 0.0f);  // the only key is the max: P = 1 everywhere
+  for (float x : e.score_range) ASSERT_EQ(x, 0.0f);
+}
+
+}  // namespace
+}  // namespace mlacheck::ref
