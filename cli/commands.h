@@ -17,6 +17,7 @@ using Runner = std::function<int()>;
 
 void add_compare_command(CLI::App& app, Runner& run);
 void add_identify_command(CLI::App& app, Runner& run);
+void add_drift_command(CLI::App& app, Runner& run);
 void add_list_command(CLI::App& app, Runner& run);
 void add_quant_command(CLI::App& app, Runner& run);
 void add_gen_command(CLI::App& app, Runner& run);

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   Runner run;
   add_compare_command(app, run);
   add_identify_command(app, run);
+  add_drift_command(app, run);
   add_list_command(app, run);
   add_quant_command(app, run);
   add_gen_command(app, run);

@@ -18,6 +18,21 @@
 //   lse_<recipe>     F32      [T, 16]
 //
 // __metadata__ holds the keys below; page_size is there (a scalar, not a tensor).
+//
+// Kernel intermediates: what a kernel's OUTPUT file (judged by compare / drift, not a golden file)
+// may hold beside its output, so that `mlacheck drift` can tell which stage went wrong. From
+// Python: safetensors.torch.save_file({"out": out, "lse": lse, "partial_out": po,
+// "partial_lse": pl}, path) (NumPy: safetensors.numpy.save_file after `import ml_dtypes`).
+//   out            BF16/F16/F32  [T, 16, 512]     the output (any name, --tensor)
+//   lse            F32           [T, 16]          natural log; -inf where a query sees no key
+//   partial_out    F32/BF16      [T, S, 16, 512]  each split's normalized output, splits in key
+//                                                 order; 0 for splits a query does not reach
+//   partial_lse    F32           [T, S, 16]       each split's LSE (natural log); -inf when empty
+//   q_fp8          U8/F8_E4M3    [T, 16, 576]     the kernel's fp8 Q codes (e4m3fn)
+//   q_scale        F32           [1]              their per-tensor scale (fp8-harness / dynamic /
+//                                                 static recipes)
+//   q_mxfp4        U8            [T, 16, 288]     MXFP4 Q codes, low nibble = even element
+//   q_mxfp4_scale  U8/F8_E8M0    [T, 16, 18]      their E8M0 block scales
 #include <string>
 #include <string_view>
 
@@ -42,6 +57,16 @@ inline constexpr std::string_view lse_exact = "lse_exact";
 
 inline std::string out_name(std::string_view recipe) { return "out_" + std::string(recipe); }
 inline std::string lse_name(std::string_view recipe) { return "lse_" + std::string(recipe); }
+
+namespace intermediate {
+inline constexpr std::string_view lse = "lse";
+inline constexpr std::string_view partial_out = "partial_out";
+inline constexpr std::string_view partial_lse = "partial_lse";
+inline constexpr std::string_view q_fp8 = "q_fp8";
+inline constexpr std::string_view q_scale = "q_scale";
+inline constexpr std::string_view q_mxfp4 = "q_mxfp4";
+inline constexpr std::string_view q_mxfp4_scale = "q_mxfp4_scale";
+}  // namespace intermediate
 
 namespace meta {
 inline constexpr std::string_view schema = "schema";        // kSchema

@@ -9,9 +9,9 @@ build=${1:-build}
 jobs=$(nproc)
 
 venv="$build/venv"
-if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c 'import safetensors, numpy, xxhash' 2>/dev/null; then
+if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c 'import safetensors, numpy, xxhash, ml_dtypes' 2>/dev/null; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check safetensors numpy xxhash
+  "$venv/bin/pip" install -q --disable-pip-version-check safetensors numpy xxhash ml_dtypes
 fi
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
