@@ -462,11 +462,13 @@ Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
 //   2 (A + ln n + 1) u of the weight);
 // - P re-rounded. The kernel rounds P_j c_j (c_j = b^(m - m_r), m_r its running max when key j
 //   was seen) instead of P_j: where c_j != 1 the two roundings are unrelated, each moving P_j by
-//   <= eps(P) P_j (normal) or <= h = subnormal_half_step(P) (below the smallest normal, in units
-//   of the row max: c_j >= 1 shrinks it). Taken as independent zero-mean errors d_j (the error
-//   model of the total bound), the output moves by sum_j d_j v_j / l, whose standard deviation is
-//   <= sqrt(2) (eps(P) pv_spread + h p_underflow) per element (ref/decode_emulated.h: pv_spread =
-//   sqrt(sum_j w_j^2 v_j^2), or with v_j - o when the kernel sums l from rounded P). A P code can
+//   <= eps(P) P_j (normal range) or, below the smallest normal, by <= min(h, P_j) (h =
+//   subnormal_half_step(P); 0 is a grid point, and c_j >= 1 only shrinks the kernel's error in
+//   units of the row max). The key at the row max has P = b^0 = 1 in every schedule and is left
+//   out. Taken as independent zero-mean errors d_j (the error model of the total bound), the
+//   output moves by sum_j d_j v_j / l, whose standard deviation is <= sqrt(2) (eps(P) pv_spread +
+//   p_underflow) per element (ref/decode_emulated.h: pv_spread = sqrt(sum_j w_j^2 v_j^2), or with
+//   v_j - o when the kernel sums l from rounded P; p_underflow with min(h, P_j)). A P code can
 //   only change where [e^-range, e^range] (range = the row's measured score range, every P of
 //   every schedule lies there) holds a midpoint of the P format.
 // - The same code, scaled: keys whose P_j c_j round to the same code C carry C / c_j instead of C.
@@ -480,6 +482,12 @@ Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
 //   splits of <= pv_spread^2 + o^2 (random-sign terms add per key; a common mean adds up to o^2
 //   at most), so sqrt(2) eps(bf16) sqrt(pv_spread^2 + o^2).
 // z (the element tail factor) turns the standard deviations into a bound over every element.
+// When a few keys carry the weight (peaked rows), z sqrt 2 standard deviations exceed what the
+// errors can add up to at all; the worst case, every per-key error at its largest and aligned,
+// is then the smaller: E (pv_abs + |o|) + 2 p_underflow_abs (+ 2 eps(bf16) pv_abs for bf16
+// partials), with E = 2 eps(P) where a midpoint lies in reach, else the shared-code term alone
+// (pv_abs = sum_j w_j |v_j|; |o| covers kernels that sum l from rounded P). The bound takes the
+// smaller of the two per element.
 Bound schedule_free_bound(const problem::Recipe& recipe, const DataScale& data,
                           const OutputLayout& layout, const WeightSensitivity& sens) {
   const auto n_elem = static_cast<std::size_t>(layout.elements());

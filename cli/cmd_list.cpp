@@ -24,6 +24,13 @@ int run_list() {
                problem::to_string(r.kv), problem::to_string(r.p), problem::to_string(r.base),
                r.source);
 
+  fmt::print("\nrecipe fields (--recipe PRESET:FIELD=VALUE,... or --FIELD VALUE on compare, "
+             "identify, drift):\n");
+  for (const problem::RecipeField& f : problem::recipe_fields())
+    fmt::print("  {:<9} {:<58} {}\n", f.name, f.values, f.what);
+  fmt::print("\nschedules (--schedule): single | splits=N | split-len=K | chunk=K | table=FILE, "
+             "optionally ,tile=T (problem/schedule.h)\n");
+
   fmt::print("\nGPU strategies (mlacheck verify/bench --strategy GLOB):\n");
   fmt::print("  {:<33} {:<12} {:<12} {:>7} {:>6}  {}\n", "name", "recipe", "schedule", "threads",
              "splits", "why these tunables");

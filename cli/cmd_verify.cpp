@@ -34,6 +34,7 @@
 #include "check/report_json.h"
 #include "check/report_text.h"
 #include "cli/commands.h"
+#include "cli/shell_quote.h"
 #include "cli/json_report.h"
 #include "cli/gpu_cases.h"
 #include "gpu/availability.h"
@@ -248,6 +249,10 @@ int run_verify(const VerifyOptions& o) {
         row.failed = true;
         row.reasons.push_back(e.what());
       }
+      if (row.failed)  // the command that reruns this one row
+        row.reasons.push_back(fmt::format(
+            "repro: mlacheck verify --case-list {} --case {} --strategy {} --details",
+            shell_quote(list), shell_quote(spec.name), shell_quote(s->name)));
       print_row(row);
       if (o.details && row.gate) fmt::print("{}\n", check::format_gate(*row.gate));
       rows.push_back(std::move(row));
