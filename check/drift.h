@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,10 @@ void finish_waterfall(Waterfall& w);
 
 // One step of the kernel's pipeline compared with the emulation's.
 struct StageCheck {
+  explicit StageCheck(std::string stage = {}, bool is_present = false, bool passes = true,
+                      std::string what = {}, double worst = 0)
+      : name(std::move(stage)), present(is_present), pass(passes), detail(std::move(what)),
+        worst_ratio(worst) {}
   std::string name;     // "Q codes", "split partials", "split LSEs", "merge", "output", "lse"
   bool present = false;  // the output file holds what this stage needs
   bool pass = true;

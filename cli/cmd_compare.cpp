@@ -107,15 +107,7 @@ int run_compare(const CompareOptions& o) {
   std::string emulation_source;
   if (schedule) {
     schedule->check_fits(g.inputs.batch.kv_indptr());
-    problem::Recipe declared = recipe;
-    // kernel_bound's split-partial term reads the split count: the declared one, or 2 for the
-    // kinds whose count varies per request (>= 2 keeps the partial term; per split it then
-    // assumes half a row, more than any real split of those kinds).
-    declared.num_splits = schedule->kind == problem::Schedule::Kind::splits
-                              ? static_cast<int>(schedule->count)
-                          : schedule->split_k() ? 2 : 1;
-    declared.softmax_tile = schedule->softmax_tile;
-    options.kernel = check::kernel_bound(declared, g.data, g.layout);
+    options.kernel = check::kernel_bound(with_schedule(recipe, *schedule), g.data, g.layout);
     if (auto stored = g.stored_output(recipe, *schedule)) {
       emulated = std::move(*stored);
       emulation_source = fmt::format("stored out_{} ({})", recipe.name, to_string(*schedule));
@@ -134,15 +126,11 @@ int run_compare(const CompareOptions& o) {
   } else {
     ProgressPrinter progress(fmt::format("emulate {} (single pass + weight sensitivity)",
                                          problem::spell(recipe)));
-    ref::EmulationOptions eo;
-    eo.sensitivity = true;
-    ref::EmulatedResult e = g.emulate(recipe, problem::Schedule::single(), eo, &progress);
-    std::vector<float> widened(e.out.size());
-    for (std::size_t i = 0; i < widened.size(); ++i) widened[i] = quant::bf16_to_f32(e.out[i]);
-    options.kernel = check::schedule_free_bound(recipe, g.data, g.layout,
-                                                {e.pv_spread, e.pv_abs, e.p_underflow, e.p_underflow_abs, e.score_range, widened});
-    emulated = std::move(e.out);
-    emulated_lse = std::move(e.lse);
+    ScheduleFree f = schedule_free(g.inputs.batch, g.inputs.q, g.cache(recipe), recipe, g.data,
+                                   g.layout, &progress);
+    options.kernel = std::move(f.bound);
+    emulated = std::move(f.emulation.out);
+    emulated_lse = std::move(f.emulation.lse);
     emulation_source = "emulated on the fly (single pass; no --schedule: schedule-free bound)";
   }
   const check::Gate gate(recipe, g.data, g.layout, g.exact, emulated, std::move(options));

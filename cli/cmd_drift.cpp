@@ -65,16 +65,6 @@ std::vector<float> widen(std::span<const uint16_t> bf16) {
   return out;
 }
 
-int64_t split_count(const Schedule& s) {
-  return s.kind == Schedule::Kind::splits ? s.count : s.split_k() ? 2 : 1;
-}
-
-problem::Recipe as_declared(problem::Recipe r, const Schedule& s) {
-  r.num_splits = static_cast<int>(split_count(s));  // kernel_bound's split-partial term
-  r.softmax_tile = s.softmax_tile;
-  return r;
-}
-
 // (a) The recipe with one rounding made exact at a time.
 check::Waterfall waterfall(const JudgedGolden& g, const problem::Recipe& recipe,
                            const Schedule& schedule, const ref::EmulatedResult& base,
@@ -180,7 +170,7 @@ check::StageCheck q_stage(const JudgedGolden& g, const problem::Recipe& recipe,
 }
 
 struct PartialStages {
-  check::StageCheck partials{"split partials"}, lses{"split LSEs"}, merge{"merge"};
+  check::StageCheck partials{"split partials"}, lses{"split LSEs"}, merge{"merge"};  // not present until read
   std::vector<double> token_split;  // [T, S] worst ratio
   int64_t splits = 0;
 };
@@ -220,7 +210,7 @@ PartialStages partial_stages(const JudgedGolden& g, const problem::Recipe& recip
       }
     }
   const check::OutputLayout split_layout(request, visible);
-  const check::Bound bound = check::kernel_bound(as_declared(recipe, schedule), g.data, split_layout);
+  const check::Bound bound = check::kernel_bound(with_schedule(recipe, schedule), g.data, split_layout);
   const double f32_slack = recipe.partial == problem::PartialFormat::bf16 ? 1.5 : 0.0;
   r.token_split.assign(static_cast<std::size_t>(tokens * S), 0.0);
   int64_t beyond = 0, worst_i = -1;
@@ -370,16 +360,12 @@ int run_drift(const DriftOptions& o) {
   go.empty_rows = o.empty_rows == "any" ? check::EmptyRows::any : check::EmptyRows::zero;
   std::vector<uint16_t> emulated = base.out;
   if (o.schedule || schedule.split_k()) {
-    go.kernel = check::kernel_bound(as_declared(recipe, schedule), g.data, g.layout);
+    go.kernel = check::kernel_bound(with_schedule(recipe, schedule), g.data, g.layout);
   } else {
-    ref::EmulationOptions so;
-    so.sensitivity = true;
-    const ref::EmulatedResult e = g.emulate(recipe, Schedule::single(), so);
-    const std::vector<float> widened = widen(e.out);
-    go.kernel = check::schedule_free_bound(recipe, g.data, g.layout,
-                                           {e.pv_spread, e.pv_abs, e.p_underflow, e.p_underflow_abs,
-                                            e.score_range, widened});
-    emulated = e.out;
+    ScheduleFree sf = schedule_free(g.inputs.batch, g.inputs.q, g.cache(recipe), recipe, g.data,
+                                    g.layout);
+    go.kernel = std::move(sf.bound);
+    emulated = std::move(sf.emulation.out);
   }
   const check::Bound kernel = *go.kernel;
   const check::Gate gate(recipe, g.data, g.layout, g.exact, emulated, std::move(go));
@@ -397,12 +383,12 @@ int run_drift(const DriftOptions& o) {
         if (g.layout.visible_kv(t) == 0)
           for (int h = 0; h < kNumHeads; ++h) lg[t * kNumHeads + h] = base.lse[t * kNumHeads + h];
     const check::LseReport lr = check::check_lse(lg, base.lse);
-    stages.push_back({"lse", true, lr.pass(),
-                      fmt::format("{} rows of another class, worst {:.1f} units of 2^-23 (|lse| + 1)",
-                                  lr.class_mismatches, lr.worst_units),
-                      lr.worst_units / check::kLseUnits});
+    stages.emplace_back("lse", true, lr.pass(),
+                        fmt::format("{} rows of another class, worst {:.1f} units of 2^-23 (|lse| + 1)",
+                                    lr.class_mismatches, lr.worst_units),
+                        lr.worst_units / check::kLseUnits);
   } else {
-    stages.push_back({"lse", false, true, fmt::format("no '{}' in the output file", it::lse)});
+    stages.emplace_back("lse", false, true, fmt::format("no '{}' in the output file", it::lse));
   }
 
   check::ErrorMaps maps = check::maps_of(ratios, tokens);

@@ -122,11 +122,7 @@ class Search {
     ref::EmulationOptions o;
     o.requests = requests_;
     const ref::EmulatedResult e = g_.emulate(recipe, schedule, o);
-    problem::Recipe declared = recipe;
-    declared.num_splits = schedule.kind == Schedule::Kind::splits ? static_cast<int>(schedule.count)
-                          : schedule.split_k()                    ? 2
-                                                                  : 1;
-    const check::Bound bound = check::kernel_bound(declared, g_.data, g_.layout);
+    const check::Bound bound = check::kernel_bound(with_schedule(recipe, schedule), g_.data, g_.layout);
     Candidate c{recipe, schedule};
     double err = 0, ref = 0;
     for (int64_t t : tokens_)
@@ -300,11 +296,7 @@ int run_identify(const IdentifyOptions& o) {
   // The verdict under the best candidate, on every request (compare --schedule).
   const ref::EmulatedResult e = g.emulate(best.recipe, best.schedule);
   check::GateOptions go;
-  problem::Recipe declared = best.recipe;
-  declared.num_splits = best.schedule.kind == Schedule::Kind::splits
-                            ? static_cast<int>(best.schedule.count)
-                            : (best.schedule.split_k() ? 2 : 1);
-  go.kernel = check::kernel_bound(declared, g.data, g.layout);
+  go.kernel = check::kernel_bound(with_schedule(best.recipe, best.schedule), g.data, g.layout);
   const check::GateReport report =
       check::Gate(best.recipe, g.data, g.layout, g.exact, e.out, std::move(go)).judge(*got, 3);
   fmt::print("verdict under it (every request, tight bound): {}\n", report.pass() ? "PASS" : "FAIL");

@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/json_report.h"
 #include "cli/golden_case.h"
+#include "cli/golden_inputs.h"
 #include "cli/wrong_answers.h"
 #include "io/golden.h"
 #include "problem/schedule.h"
@@ -116,16 +117,10 @@ int run_power(const PowerOptions& o) {
       const check::PowerReport power = check::score_power(gate, answers);
 
       // The same answers against the gate with no schedule declared, plus its controls.
-      ref::EmulationOptions eo;
-      eo.sensitivity = true;
-      const ref::EmulatedResult single = ref::decode_emulated(
-          c.batch, c.q, golden_cache(c, r), r, problem::Schedule::single(), eo);
-      const std::vector<float> single_out = widen(single.out);
+      ScheduleFree single = schedule_free(c.batch, c.q, golden_cache(c, r), r, data, layout);
       check::GateOptions free_options;
-      free_options.kernel = check::schedule_free_bound(
-          r, data, layout, {single.pv_spread, single.pv_abs, single.p_underflow, single.p_underflow_abs,
-                           single.score_range, single_out});
-      const check::Gate free_gate(r, data, layout, c.exact->out, single.out,
+      free_options.kernel = std::move(single.bound);
+      const check::Gate free_gate(r, data, layout, c.exact->out, single.emulation.out,
                                   std::move(free_options));
       std::vector<check::WrongAnswer> free_answers = other_schedules(c, r, emulated);
       free_answers.insert(free_answers.end(), answers.begin(), answers.end());

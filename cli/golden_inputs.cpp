@@ -179,6 +179,33 @@ std::optional<std::vector<float>> read_output_tensor(const io::SafetensorsReader
   return widen(t, file.path().string(), name);
 }
 
+ScheduleFree schedule_free(const problem::Batch& batch, std::span<const uint16_t> q,
+                           const problem::KvCache& cache, const problem::Recipe& recipe,
+                           const check::DataScale& data, const check::OutputLayout& layout,
+                           ref::Progress* progress) {
+  ref::EmulationOptions o;
+  o.sensitivity = true;
+  ScheduleFree f{ref::decode_emulated(batch, q, cache, recipe, problem::Schedule::single(), o,
+                                      progress),
+                 {}};
+  std::vector<float> widened(f.emulation.out.size());
+  for (std::size_t i = 0; i < widened.size(); ++i) widened[i] = quant::bf16_to_f32(f.emulation.out[i]);
+  const ref::EmulatedResult& e = f.emulation;
+  f.bound = check::schedule_free_bound(recipe, data, layout,
+                                       {e.pv_spread, e.pv_abs, e.p_underflow, e.p_underflow_abs,
+                                        e.score_range, widened});
+  return f;
+}
+
+problem::Recipe with_schedule(problem::Recipe recipe, const problem::Schedule& schedule) {
+  recipe.num_splits = schedule.kind == problem::Schedule::Kind::splits
+                          ? static_cast<int>(schedule.count)
+                      : schedule.split_k() ? 2
+                                           : 1;
+  recipe.softmax_tile = schedule.softmax_tile;
+  return recipe;
+}
+
 problem::Recipe recipe_from_options(
     const std::string& spelling, const std::vector<std::pair<std::string, std::string>>& fields) {
   problem::Recipe r = problem::parse_recipe(spelling);

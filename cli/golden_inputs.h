@@ -11,6 +11,7 @@
 
 #include "check/data_scale.h"
 #include "check/layout.h"
+#include "check/tolerance.h"
 #include "cli/golden_case.h"
 #include "io/safetensors.h"
 #include "problem/kv_cache.h"
@@ -55,6 +56,23 @@ std::optional<std::vector<float>> read_float_tensor(const io::SafetensorsReader&
                                                     const std::string& name,
                                                     const std::vector<int64_t>& shape,
                                                     std::vector<int64_t>* actual_shape = nullptr);
+
+// The single-pass emulation with its weight sensitivity, and the schedule-free kernel bound
+// (check/tolerance.h) derived from it: what judges a kernel whose schedule is not declared.
+struct ScheduleFree {
+  ref::EmulatedResult emulation;
+  check::Bound bound;
+};
+ScheduleFree schedule_free(const problem::Batch& batch, std::span<const uint16_t> q,
+                           const problem::KvCache& cache, const problem::Recipe& recipe,
+                           const check::DataScale& data, const check::OutputLayout& layout,
+                           ref::Progress* progress = nullptr);
+
+// The recipe with a declared schedule's split count and tile, as kernel_bound reads them: its
+// split-partial term takes the count (the declared N; 2 for the kinds whose count varies per
+// request: >= 2 keeps the term, and per split it then assumes half a row, more than any real split
+// of those kinds; 1 for a single pass).
+problem::Recipe with_schedule(problem::Recipe recipe, const problem::Schedule& schedule);
 
 // A recipe from --recipe plus the field options (--q, --kv, --p, --base, --kv-scale, --partial),
 // which CLI11 collects into `fields` as (field, value).

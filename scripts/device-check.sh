@@ -17,6 +17,9 @@
 #   bench-graph.log  mlacheck bench --graph on the 8 harness shapes (+ bench-graph.json)
 #   bench.log        the same with stream launches, if time is left (+ bench.json)
 #   summary.txt      each step's exit code and time
+#   verify-ragged.log mlacheck verify on data/cases/ragged.txt (MLACHECK_DEVICE_RAGGED=0 skips it)
+#   example.log      examples/torch_decode.py on the committed golden files, through compare
+#                    (MLACHECK_DEVICE_EXAMPLE=0 skips it); MLACHECK_DEVICE_BENCH=0 skips the benches
 # Environment: MLACHECK_DEVICE_STRATEGIES (a strategy glob, default '*') narrows verify, memcheck
 # and bench (MLACHECK_DEVICE_BENCH_STRATEGIES, when set, narrows bench alone); MLACHECK_DEVICE_TESTS (a gtest filter, default 'Gpu*') narrows the selftest;
 # MLACHECK_DEVICE_PROFILE="STRATEGY@CASE ..." adds profile.log: Nsight Compute's speed-of-light,
@@ -81,6 +84,23 @@ head -n 20 "$out/gpu.txt"
 
 step selftest 200 "$bin" selftest --gtest_filter="$tests" --gtest_output="xml:$out/selftest.xml"
 step verify 200 "$bin" verify --strategy "$strategies" --json "$out/verify.json" --junit "$out/verify.xml"
+if [[ "${MLACHECK_DEVICE_RAGGED:-1}" == 1 ]]; then
+  step verify-ragged 120 "$bin" verify --case-list data/cases/ragged.txt --strategy "$strategies" \
+    --json "$out/verify-ragged.json"
+fi
+# The worked example's PyTorch kernel (torch is installed on the device) on every committed golden
+# file, judged with no schedule declared and with its own schedule declared.
+if [[ "${MLACHECK_DEVICE_EXAMPLE:-1}" == 1 ]] && python3 -c 'import torch, safetensors' 2> /dev/null; then
+  step example 120 env BIN="$bin" OUTDIR="$out" bash -c '
+    for g in data/golden/small_*.safetensors; do
+      o="$OUTDIR/torch_$(basename "$g")"
+      python3 examples/torch_decode.py "$g" "$o" || exit 1
+      "$BIN" compare "$g" "$o" --recipe a16w16 > /dev/null || { echo "FAIL compare $g"; exit 1; }
+      "$BIN" compare "$g" "$o" --recipe a16w16:base=2 --schedule splits=4,tile=64 > /dev/null \
+        || { echo "FAIL compare --schedule $g"; exit 1; }
+      echo "ok $g: accepted without and with its schedule"
+    done'
+fi
 if command -v compute-sanitizer > /dev/null; then
   step memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check no \
     "$bin" selftest --gtest_filter="$memcheck_tests"
@@ -101,8 +121,10 @@ if [[ -n "${MLACHECK_DEVICE_SWEEP:-}" ]]; then
   step sweep 150 "$bin" bench --strategy "${MLACHECK_DEVICE_SWEEP%@*}" \
     --splits "${MLACHECK_DEVICE_SWEEP#*@}" --graph --reps 10 --json "$out/sweep.json"
 fi
-step bench-graph 120 "$bin" bench --strategy "$bench_strategies" --graph --reps 30 --json "$out/bench-graph.json"
-step bench 120 "$bin" bench --strategy "$bench_strategies" --reps 30 --json "$out/bench.json"
+if [[ "${MLACHECK_DEVICE_BENCH:-1}" == 1 ]]; then
+  step bench-graph 120 "$bin" bench --strategy "$bench_strategies" --graph --reps 30 --json "$out/bench-graph.json"
+  step bench 120 "$bin" bench --strategy "$bench_strategies" --reps 30 --json "$out/bench.json"
+fi
 
 echo "== summary"
 cat "$summary"
