@@ -51,24 +51,47 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
                                 std::to_string(rows.size()) + " values) do not fit a cache of " +
                                 std::to_string(batch_.cache_rows()) + " rows of " +
                                 std::to_string(problem::kQkDim));
-  std::array<double, kDim> x{};
-  for (int64_t r = 0; r < count; ++r) {
-    if (!read_[static_cast<std::size_t>(first + r)]) continue;
-    double norm_sq = 0;
-    for (std::size_t d = 0; d < kDim; ++d) {
-      x[d] = quant::bf16_to_f32(rows[static_cast<std::size_t>(r) * kDim + d]);
-      if (!std::isfinite(x[d])) {
-        ++nonfinite_;
-        continue;
+  // Fixed blocks of rows, each summed on its own and merged in block order: the same bits for any
+  // thread count (the moments feed the bounds, which must not depend on the machine).
+  constexpr int64_t kRowsPerBlock = 1024;
+  struct Partial {
+    std::vector<Moments> channels = std::vector<Moments>(kDim), blocks = std::vector<Moments>(kBlocks);
+    double norm_max = 0;
+    int64_t nonfinite = 0;
+  };
+  const int64_t n_blocks = (count + kRowsPerBlock - 1) / kRowsPerBlock;
+  std::vector<Partial> partials(static_cast<std::size_t>(n_blocks));
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t blk = 0; blk < n_blocks; ++blk) {
+    Partial& p = partials[static_cast<std::size_t>(blk)];
+    std::array<double, kDim> x{};
+    for (int64_t r = blk * kRowsPerBlock; r < std::min(count, (blk + 1) * kRowsPerBlock); ++r) {
+      if (!read_[static_cast<std::size_t>(first + r)]) continue;
+      double norm_sq = 0;
+      for (std::size_t d = 0; d < kDim; ++d) {
+        x[d] = quant::bf16_to_f32(rows[static_cast<std::size_t>(r) * kDim + d]);
+        if (!std::isfinite(x[d])) {
+          ++p.nonfinite;
+          continue;
+        }
+        norm_sq += x[d] * x[d];
+        p.channels[d].add(x[d]);  // the whole cache's and V's moments are summed from these
       }
-      norm_sq += x[d] * x[d];
-      kv_.add(x[d]);
-      k_channels_[d].add(x[d]);
-      if (d < static_cast<std::size_t>(problem::kVDim)) v_.add(x[d]);
+      const auto maxima = block_maxima(x);
+      for (std::size_t b = 0; b < kBlocks; ++b) p.blocks[b].add(maxima[b]);
+      p.norm_max = std::max(p.norm_max, std::sqrt(norm_sq));
     }
-    const auto maxima = block_maxima(x);
-    for (std::size_t b = 0; b < kBlocks; ++b) k_blocks_[b].add(maxima[b]);
-    k_norm_max_ = std::max(k_norm_max_, std::sqrt(norm_sq));
+  }
+  const auto merge = [](Moments& into, const Moments& m) {
+    into.sum_sq += m.sum_sq;
+    into.abs_max = std::max(into.abs_max, m.abs_max);
+    into.n += m.n;
+  };
+  for (const Partial& p : partials) {
+    for (std::size_t d = 0; d < kDim; ++d) merge(k_channels_[d], p.channels[d]);
+    for (std::size_t b = 0; b < kBlocks; ++b) merge(k_blocks_[b], p.blocks[b]);
+    k_norm_max_ = std::max(k_norm_max_, p.norm_max);
+    nonfinite_ += p.nonfinite;
   }
 }
 
@@ -107,10 +130,20 @@ DataScale DataScaleAccumulator::finish(std::span<const uint16_t> q) {
   }
   s.q_rms = std::sqrt(q_all.mean_sq());
   s.q_abs_max = q_all.abs_max;
-  s.kv_rms = std::sqrt(kv_.mean_sq());
-  s.kv_abs_max = kv_.abs_max;
-  s.v_rms = std::sqrt(v_.mean_sq());
-  s.v_abs_max = v_.abs_max;
+  Moments kv, v;  // summed over the channels (each element is in exactly one)
+  for (std::size_t d = 0; d < kDim; ++d) {
+    const Moments& c = k_channels_[d];
+    for (Moments* m : {&kv, d < static_cast<std::size_t>(problem::kVDim) ? &v : nullptr}) {
+      if (m == nullptr) continue;
+      m->sum_sq += c.sum_sq;
+      m->abs_max = std::max(m->abs_max, c.abs_max);
+      m->n += c.n;
+    }
+  }
+  s.kv_rms = std::sqrt(kv.mean_sq());
+  s.kv_abs_max = kv.abs_max;
+  s.v_rms = std::sqrt(v.mean_sq());
+  s.v_abs_max = v.abs_max;
   for (int d = 0; d < problem::kVDim; ++d)
     s.v_channel_ms.push_back(k_channels_[static_cast<std::size_t>(d)].mean_sq());
   s.score_bound = problem::kSmScale * q_norm_max * k_norm_max_;

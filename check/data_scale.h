@@ -58,7 +58,6 @@ class DataScaleAccumulator {
   };
   const problem::Batch& batch_;
   std::vector<bool> read_;  // rows some request reads
-  Moments kv_, v_;
   std::vector<Moments> k_channels_;  // 576; the first 512 are V's
   std::vector<Moments> k_blocks_;    // 18: the block maxima of each row
   double k_norm_max_ = 0;

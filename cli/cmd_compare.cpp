@@ -79,7 +79,7 @@ int run_compare(const CompareOptions& o) {
   std::optional<problem::Schedule> schedule;
   if (o.schedule) schedule = problem::parse_schedule(*o.schedule);
 
-  const JudgedGolden g = read_judged_golden(o.golden);
+  const JudgedGolden g = read_judged_golden(o.golden, caches_for(recipe));
   const io::SafetensorsReader out_file(o.output);
   std::string output_name = o.tensor;
   if (!out_file.contains(o.tensor)) {

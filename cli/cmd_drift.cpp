@@ -313,7 +313,7 @@ void write_maps(const std::filesystem::path& dir, const check::ErrorMaps& m, int
 
 int run_drift(const DriftOptions& o) {
   const problem::Recipe recipe = recipe_from_options(o.recipe, o.fields);
-  const JudgedGolden g = read_judged_golden(o.golden);
+  const JudgedGolden g = read_judged_golden(o.golden, caches_for(recipe));
   const io::SafetensorsReader f(o.output);
   const int64_t tokens = g.inputs.batch.total_q();
   const auto got = read_output_tensor(f, o.tensor, tokens);

@@ -30,15 +30,22 @@ using problem::kVDim;
 constexpr quant::Fp8Format kGoldenFp8 = quant::Fp8Format::e4m3fn;
 constexpr quant::E2M1Rounding kGoldenMxfp4 = quant::E2M1Rounding::rne;
 
+// Read straight into the vector (read_rows), not through an io::Tensor: the caches are GBs, and a
+// second copy doubles the peak and the page faults.
 template <class T>
 std::vector<T> read_vector(const io::SafetensorsReader& f, std::string_view name, io::DType dtype,
                            const std::vector<int64_t>& shape) {
-  const io::Tensor t = io::read_checked(f, name, dtype, shape.size());
-  if (t.shape != shape)
+  if (!f.contains(name) || f.info(name).dtype != dtype || f.info(name).shape.size() != shape.size())
+    (void)io::read_checked(f, name, dtype, shape.size());  // throws the reader's own message
+  const io::TensorInfo& info = f.info(name);
+  if (info.shape != shape)
     throw io::Error(fmt::format("{}: tensor '{}' has shape {}, expected {}", f.path().string(), name,
-                                io::shape_to_string(t.shape), io::shape_to_string(shape)));
-  const auto v = t.view<T>();
-  return {v.begin(), v.end()};
+                                io::shape_to_string(info.shape), io::shape_to_string(shape)));
+  std::size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<std::size_t>(d);
+  std::vector<T> out(n);
+  if (!shape.empty() && shape[0] > 0) f.read_rows(name, 0, shape[0], std::as_writable_bytes(std::span(out)));
+  return out;
 }
 
 std::vector<int32_t> read_indptr(const io::SafetensorsReader& f, std::string_view name) {
@@ -88,7 +95,7 @@ GoldenCase generate_case(const ref::CaseSpec& spec) {
   return c;
 }
 
-GoldenCase read_case(const io::SafetensorsReader& f) {
+GoldenCase read_case(const io::SafetensorsReader& f, CachesToRead caches) {
   const std::string file = f.path().string();
   std::vector<int32_t> qo = read_indptr(f, gt::qo_indptr), kvp = read_indptr(f, gt::kv_indptr);
   std::vector<int32_t> indices;
@@ -123,7 +130,7 @@ GoldenCase read_case(const io::SafetensorsReader& f) {
   check_finite(c, file);
 
   // Caches the file already has are used as they are (a kernel engineer's own quantization).
-  if (f.contains(gt::kv_fp8)) {
+  if (caches.fp8 && f.contains(gt::kv_fp8)) {
     Fp8CacheData d;
     d.codes = read_vector<uint8_t>(f, gt::kv_fp8, io::DType::F8_E4M3, {rows, 1, kQkDim});
     d.scale = read_vector<float>(f, gt::kv_fp8_scale, io::DType::F32, {1})[0];
@@ -131,7 +138,7 @@ GoldenCase read_case(const io::SafetensorsReader& f) {
       throw io::Error(fmt::format("{}: tensor 'kv_fp8_scale' is {}, must be finite and > 0", file, d.scale));
     c.fp8 = std::move(d);
   }
-  if (f.contains(gt::kv_mxfp4)) {
+  if (caches.mxfp4 && f.contains(gt::kv_mxfp4)) {
     Mxfp4CacheData d;
     d.packed = read_vector<uint8_t>(f, gt::kv_mxfp4, io::DType::U8, {rows, 1, problem::kMxfp4RowBytes});
     d.scales = read_vector<uint8_t>(f, gt::kv_mxfp4_scale, io::DType::F8_E8M0, {rows, 1, problem::kMxfp4RowScales});

@@ -50,7 +50,11 @@ GoldenCase generate_case(const ref::CaseSpec& spec);
 // of kv_fp8(+scale), kv_mxfp4(+scale), out_exact(+lse) already there. Throws io::Error or
 // problem::ProblemError naming the file and tensor for a wrong dtype or shape, an invalid batch
 // layout, or NaN/Inf in q or in a cache row some request reads (poisoned unused rows are fine).
-GoldenCase read_case(const io::SafetensorsReader& file);
+// `caches` says which quantized caches to read (a judging command needs only its recipe's).
+struct CachesToRead {
+  bool fp8 = true, mxfp4 = true;
+};
+GoldenCase read_case(const io::SafetensorsReader& file, CachesToRead caches = {});
 
 // Fills in what is missing: both quantized caches, the exact output, and the emulated output of
 // each recipe (each recipe's default split count). Progress on stderr for long work.

@@ -112,13 +112,17 @@ ref::EmulatedResult JudgedGolden::emulate(const problem::Recipe& recipe,
                               progress);
 }
 
-JudgedGolden read_judged_golden(const std::string& path) {
+CachesToRead caches_for(const problem::Recipe& recipe) {
+  return {recipe.kv == problem::KvFormat::fp8, recipe.kv == problem::KvFormat::mxfp4};
+}
+
+JudgedGolden read_judged_golden(const std::string& path, CachesToRead caches) {
   const io::SafetensorsReader r(path);
   const auto schema = r.metadata().find(std::string(gm::schema));
   if (schema != r.metadata().end() && schema->second != io::golden::kSchema)
     fail(fmt::format("{}: golden schema '{}', this mlacheck reads '{}'", path, schema->second,
                      io::golden::kSchema));
-  JudgedGolden g{path, r.metadata(), read_case(r), {}, {}, {}, check::OutputLayout({}, {}), {}};
+  JudgedGolden g{path, r.metadata(), read_case(r, caches), {}, {}, {}, check::OutputLayout({}, {}), {}};
   const problem::Batch& b = g.inputs.batch;
   const int64_t tokens = b.total_q();
   if (!r.contains(gt::out_exact))

@@ -45,7 +45,9 @@ struct JudgedGolden {
 };
 
 // Throws std::invalid_argument / io::Error / problem::ProblemError naming the file and tensor.
-JudgedGolden read_judged_golden(const std::string& path);
+// `caches`: the quantized caches the command's recipes read (the rest stay on disk).
+JudgedGolden read_judged_golden(const std::string& path, CachesToRead caches = {});
+CachesToRead caches_for(const problem::Recipe& recipe);
 
 // The kernel's tensor `name` of shape [T, 16, 512] (or leading dims multiplying to T) widened to
 // float; BF16, F16 or F32. Missing: nullopt.

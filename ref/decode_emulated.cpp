@@ -66,6 +66,8 @@ struct Workspace {
   // sensitivity: sums over keys of P^2 v^2, P^2 v, P^2, P |v| and, over keys whose P underflows,
   // min(h, P)^2 v^2 and min(h, P) |v|; the unrounded P of the current step
   std::vector<float> p2v2, p2v, p2, pv_abs, under, under_abs, p_raw;
+  std::vector<float> w2, w1, u2, u1;  // the per-key weights of those sums [n, 16]
+  std::vector<float> v_sq, v_abs;     // [chunk, 512] V^2 and |V| of the keys of one chunk
 };
 
 // b^x and log_b x in float32: the float32 rounding of the (nearly exact) double value.
@@ -120,30 +122,55 @@ void accumulate_pv(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace
 // unrounded one. Keys at the row max (P = 1 exactly) are left out: every schedule gives them
 // P = b^0 = 1, which no format rounds.
 void accumulate_sensitivity(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
-  std::vector<float> v(kVDim);
-  for (int64_t t = 0; t < n; ++t) {
-    c.kv.v_row(c.batch.kv_row(b, t0 + t), v.data());
-    if (c.scales.out_scaled)
-      for (float& x : v) x *= c.scales.out;
-    for (int h = 0; h < kNumHeads; ++h) {
-      const float raw = ws.p_raw[t * kNumHeads + h];
-      if (raw == 1.0f) continue;
-      const float p = ws.s[t * kNumHeads + h];
-      const float p2 = p * p;
-      const bool under = raw < c.p_min_normal;
-      const float small = std::min(c.p_half_subnormal_step, raw);  // RNE error bound below normal
-      ws.p2[h] += p2;
-      const std::size_t row = static_cast<std::size_t>(h) * kVDim;
+  // Per-key weights as [n, 16] (heads inside, as ws.s): P^2, P, and for underflowing P min(h, P)^2
+  // and min(h, P); 0 for keys at the row max.
+  const auto nh = static_cast<std::size_t>(n) * kNumHeads;
+  ws.w2.assign(nh, 0.0f);
+  ws.w1.assign(nh, 0.0f);
+  ws.u2.assign(nh, 0.0f);
+  ws.u1.assign(nh, 0.0f);
+  bool any_under = false;
+  for (std::size_t i = 0; i < nh; ++i) {
+    const float raw = ws.p_raw[i];
+    if (raw == 1.0f) continue;
+    const float p = ws.s[i];
+    ws.w2[i] = p * p;
+    ws.w1[i] = p;
+    if (raw < c.p_min_normal) {
+      const float small = std::min(c.p_half_subnormal_step, raw);  // RNE error bound there
+      ws.u2[i] = small * small;
+      ws.u1[i] = small;
+      any_under = any_under || small > 0;
+    }
+    ws.p2[i % kNumHeads] += p * p;
+  }
+  // The sums over keys as products with the blocked kernels (same order on every machine):
+  // C[16, 512] += W^T [16, n] x (V^2, V or |V|) [n, 512].
+  const float scale = c.scales.out_scaled ? c.scales.out : 1.0f;
+  ws.v_sq.resize(static_cast<std::size_t>(kKeyChunk) * kVDim);
+  ws.v_abs.resize(static_cast<std::size_t>(kKeyChunk) * kVDim);
+  for (int64_t j0 = 0; j0 < n; j0 += kKeyChunk) {
+    const int64_t nc = std::min(kKeyChunk, n - j0);
+    for (int64_t j = 0; j < nc; ++j) {
+      float* v = &ws.rows[j * kVDim];
+      c.kv.v_row(c.batch.kv_row(b, t0 + j0 + j), v);
       for (int d = 0; d < kVDim; ++d) {
-        const float x = v[d], ax = std::fabs(x);
-        ws.p2v2[row + d] += p2 * x * x;
-        ws.p2v[row + d] += p2 * x;
-        ws.pv_abs[row + d] += p * ax;
-        if (under) {
-          ws.under[row + d] += small * small * x * x;
-          ws.under_abs[row + d] += small * ax;
-        }
+        v[d] *= scale;
+        ws.v_sq[j * kVDim + d] = v[d] * v[d];
+        ws.v_abs[j * kVDim + d] = std::fabs(v[d]);
       }
+    }
+    const auto gemm = [&](const std::vector<float>& w, const std::vector<float>& rhs,
+                          std::vector<float>& out) {
+      c.k.gemm_f32(kNumHeads, kVDim, nc, w.data() + j0 * kNumHeads, 1, kNumHeads, rhs.data(),
+                   kVDim, out.data(), kVDim);
+    };
+    gemm(ws.w2, ws.v_sq, ws.p2v2);
+    gemm(ws.w2, ws.rows, ws.p2v);
+    gemm(ws.w1, ws.v_abs, ws.pv_abs);
+    if (any_under) {  // all-zero weights add nothing: skip the two products
+      gemm(ws.u2, ws.v_sq, ws.under);
+      gemm(ws.u1, ws.v_abs, ws.under_abs);
     }
   }
 }
