@@ -1,6 +1,7 @@
 #include "cli/golden_inputs.h"
 
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -9,6 +10,7 @@
 #include "problem/error.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
+#include "quant/fp8.h"
 
 namespace mlacheck::cli {
 namespace {
@@ -71,6 +73,48 @@ std::vector<float> widen(const io::Tensor& t, const std::string& file, const std
                        io::dtype_name(t.dtype)));
   }
   return out;
+}
+
+// A golden file whose references or caches are not finite where the batch reads them would judge
+// nothing (NaN matches NaN): refuse it, naming the tensor and index (issue 11, item 2).
+void check_references(const JudgedGolden& g) {
+  const problem::Batch& b = g.inputs.batch;
+  for (int64_t t = 0; t < g.layout.tokens(); ++t) {
+    if (g.layout.visible_kv(t) == 0) continue;
+    for (int64_t i = t * kNumHeads * kVDim; i < (t + 1) * kNumHeads * kVDim; ++i)
+      if (!std::isfinite(g.exact[static_cast<std::size_t>(i)]))
+        fail(fmt::format("{}: tensor '{}' is {} at [{}, {}, {}], a query that sees keys: not a "
+                         "usable golden file",
+                         g.path, gt::out_exact, g.exact[static_cast<std::size_t>(i)], t,
+                         i / kVDim % kNumHeads, i % kVDim));
+  }
+  const auto rows_read = [&](auto&& visit) {
+    for (int64_t r = 0; r < b.num_requests(); ++r)
+      for (int64_t k = 0; k < b.kv_len(r); ++k) visit(r, k, b.kv_row(r, k));
+  };
+  if (g.inputs.fp8) {
+    const uint8_t nan = quant::detail::fp8_nan_code(quant::Fp8Format::e4m3fn);  // 0x7F, 0xFF with sign
+    rows_read([&](int64_t r, int64_t k, int64_t row) {
+      for (int d = 0; d < problem::kQkDim; ++d) {
+        const uint8_t c = g.inputs.fp8->codes[static_cast<std::size_t>(row * problem::kQkDim + d)];
+        if ((c & 0x7F) == nan)
+          fail(fmt::format("{}: tensor '{}' holds the NaN code 0x{:02X} at [{}, 0, {}], key {} of "
+                           "request {}",
+                           g.path, gt::kv_fp8, c, row, d, k, r));
+      }
+    });
+  }
+  if (g.inputs.mxfp4) {
+    rows_read([&](int64_t r, int64_t k, int64_t row) {
+      for (int j = 0; j < problem::kMxfp4RowScales; ++j) {
+        const uint8_t e = g.inputs.mxfp4->scales[static_cast<std::size_t>(row * problem::kMxfp4RowScales + j)];
+        if (e == 0xFF)  // E8M0 NaN (NUMERICS §5.7)
+          fail(fmt::format("{}: tensor '{}' holds the NaN scale 0xFF at [{}, 0, {}], key {} of "
+                           "request {}",
+                           g.path, gt::kv_mxfp4_scale, row, j, k, r));
+      }
+    });
+  }
 }
 
 }  // namespace
@@ -142,6 +186,7 @@ JudgedGolden read_judged_golden(const std::string& path, CachesToRead caches) {
   }
   g.data = check::data_scale(g.inputs.q, g.inputs.kv, b);
   g.layout = check::OutputLayout::from_batch(b);
+  check_references(g);
   if (const auto s = g.metadata.find(std::string(gm::recipe_schedules)); s != g.metadata.end())
     g.stored = parse_stored(path, s->second);
   for (auto it = g.stored.begin(); it != g.stored.end();)

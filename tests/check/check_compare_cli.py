@@ -55,7 +55,7 @@ def write_safetensors(path, tensors, metadata=None):
     Path(path).write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
-def make_golden(path, batch=2, kv_len=64, seed=7):
+def make_golden(path, batch=2, kv_len=64, seed=7, nan_exact_at=None, fp8_nan_at=None):
     rng = random.Random(seed)
     randn = lambda n: [bf16_bits(bf16_value(bf16_bits(rng.gauss(0, 1))) * 0.02) for _ in range(n)]
     q = randn(batch * H * D)
@@ -74,12 +74,21 @@ def make_golden(path, batch=2, kv_len=64, seed=7):
             exact += [sum(w[t] * rows[t][d] for t in range(kv_len)) / l for d in range(DV)]
     exact = [struct.unpack("<f", struct.pack("<f", x))[0] for x in exact]
     emulated = [bf16_bits(x) for x in exact]  # a16w16's emulation is this close on such data
-    write_safetensors(path, {
+    stored_exact = list(exact)
+    if nan_exact_at is not None:
+        stored_exact[nan_exact_at] = float("nan")
+    extra = {}
+    if fp8_nan_at is not None:  # an fp8 cache of codes 0x38 (1.0) with one NaN code (0x7F)
+        codes = [0x38] * (batch * kv_len * D)
+        codes[fp8_nan_at] = 0x7F
+        extra = {"kv_fp8": ("F8_E4M3", [batch * kv_len, 1, D], bytes(codes)),
+                 "kv_fp8_scale": ("F32", [1], pack("F32", [0.001]))}
+    write_safetensors(path, {**extra,
         "q": ("BF16", [batch, H, D], pack("BF16", q)),
         "kv": ("BF16", [batch * kv_len, 1, D], pack("BF16", kv)),
         "qo_indptr": ("I32", [batch + 1], pack("I32", list(range(batch + 1)))),
         "kv_indptr": ("I32", [batch + 1], pack("I32", [b * kv_len for b in range(batch + 1)])),
-        "out_exact": ("F32", [batch, H, DV], pack("F32", exact)),
+        "out_exact": ("F32", [batch, H, DV], pack("F32", stored_exact)),
         "out_a16w16": ("BF16", [batch, H, DV], pack("BF16", emulated)),
     }, {"schema": "mlacheck-golden/1", "seed": str(seed), "profile": "harness",
         "shape": "batch=%d kv_len=%d" % (batch, kv_len)})
@@ -166,6 +175,15 @@ def main():
     usage_error("bad recipe field", (golden, good, "--recipe", "a16w16:p=fp9"), ["fp9", "f32|bf16|f16|fp8"])
     usage_error("bad schedule", (golden, good, "--recipe", "a16w16", "--schedule", "splits=0"), ["splits=0"])
     usage_error("missing golden", (work / "nope.safetensors", good, "--recipe", "a16w16"), ["nope.safetensors"])
+    # A golden whose references or read caches are not finite judges nothing (NaN matches NaN).
+    nan_golden = work / "nan_exact.safetensors"
+    make_golden(nan_golden, nan_exact_at=DV * 3 + 5)
+    usage_error("golden with NaN in out_exact", (nan_golden, good, "--recipe", "a16w16"),
+                [str(nan_golden), "out_exact", "[0, 3, 5]"])
+    fp8_golden = work / "nan_fp8.safetensors"
+    make_golden(fp8_golden, fp8_nan_at=(64 + 2) * D + 7)
+    usage_error("golden with an fp8 NaN code in a row read", (fp8_golden, good, "--recipe", "a16w8"),
+                [str(fp8_golden), "kv_fp8", "[66, 0, 7]", "key 2 of request 1"])
     r = run(binary, golden)
     check(r.returncode == 2, "missing arguments: exit 2 (exit %d)" % r.returncode)
 
