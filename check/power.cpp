@@ -23,7 +23,7 @@ PowerRow score(const Gate& gate, std::string name, std::string what, bool expect
   const std::span<const float> exact = gate.exact();
   for (std::size_t i = 0; i < exact.size(); ++i) {
     const double d = std::fabs(double(output[i]) - exact[i]);
-    if (d > 0) row.effect_half_ulps = std::max(row.effect_half_ulps, d / (0.5 * bf16_ulp(exact[i])));
+    if (d > 0) row.effect_ulps = std::max(row.effect_ulps, d / bf16_ulp(exact[i]));
   }
   if (gate.has_emulated()) {
     double err = 0, ref = 0;

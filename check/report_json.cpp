@@ -139,7 +139,7 @@ json to_json(const PowerReport& p) {
   for (const PowerRow& r : p.rows)
     rows.push_back({{"name", r.name},
                     {"visible", r.visible()},
-                    {"effect_half_ulps", number(r.effect_half_ulps)},
+                    {"effect_ulps", number(r.effect_ulps)},
                     {"kernel_rel_rms", number(r.kernel_rel_rms)},
                     {"what", r.what},
                     {"expected_reject", r.expected_reject},

@@ -397,6 +397,40 @@ Bound total_bound(const problem::Recipe& recipe, const DataScale& data,
 // Vmax = max|V| times v_max_growth bounds the dequantized V the sums see.
 // The bound assumes the kernel runs the emulation's schedule: another split count re-rounds P
 // against another running max, a different recipe (with fp8 or mxfp4 P) by the P format's size.
+double flip_noise(const DataScale& data, const OutputLayout& layout) {
+  const double per_term = kGpuExpUlps + kHostExpUlps + kTermRoundings +
+                          std::sqrt(problem::kQkDim / 3.0) * data.score_bound;
+  return tail_factor(layout.elements()) * std::sqrt(2.0) * per_term * kF32.unit_roundoff();
+}
+
+Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data, const OutputLayout& layout,
+                   std::span<const float> p_flip) {
+  if (p_flip.size() != static_cast<std::size_t>(layout.elements()))
+    throw std::invalid_argument(fmt::format("kernel_bound: p_flip has {} values, the layout {}",
+                                            p_flip.size(), layout.elements()));
+  problem::Recipe no_flip_term = recipe;
+  Bound b = kernel_bound(no_flip_term, data, layout);
+  // Take the generic flip term back out of each token's allowance and add the measured flips.
+  const Precision p = p_precision(recipe);
+  const double v_max = data.v_abs_max * v_max_growth(recipe);
+  const bool flips = p_code_can_flip(p, recipe.p, data.score_bound);
+  for (std::size_t t = 0; t < b.elem_abs.size(); ++t) {
+    const int64_t n = layout.visible_kv(static_cast<int64_t>(t));
+    if (n == 0 || !flips) continue;
+    b.elem_abs[t] -= p.relative_step() * largest_weight(n, data.score_bound) * v_max;
+  }
+  b.elem_extra.assign(p_flip.begin(), p_flip.end());
+  double worst = 0;
+  for (float x : p_flip) worst = std::max(worst, static_cast<double>(x));
+  for (BoundTerm& term : b.terms)
+    if (term.name.find("P code flip") != std::string::npos ||
+        term.name.find("one P code flip") != std::string::npos)
+      term = {"P code flips measured: the keys within flip_noise of a midpoint (largest, absolute)",
+              worst};
+  b.why += "; P code flips measured from the emulation";
+  return b;
+}
+
 Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
                    const OutputLayout& layout) {
   const double A = data.score_bound;

@@ -79,6 +79,14 @@ double v_relative_error(const problem::Recipe& recipe, const DataScale& data);
 Bound total_bound(const problem::Recipe& recipe, const DataScale& data, const OutputLayout& layout);
 Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
                    const OutputLayout& layout);
+// The same with the P code flips measured instead of bounded: p_flip [T, 16, 512] from the
+// emulation of the kernel's own schedule (ref/decode_emulated.h EmulationOptions::p_flips, run
+// with flip_noise(recipe, data, layout)) replaces the one-flip-per-row term.
+Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data, const OutputLayout& layout,
+                   std::span<const float> p_flip);
+// How far, relative, another implementation's unrounded P can lie from the emulation's: the exp
+// and per-term roundings and the score's dot product of kernel_bound, for both, z deviations.
+double flip_noise(const DataScale& data, const OutputLayout& layout);
 
 // The kernel bound when the kernel's schedule is not declared: it holds for any split plan and
 // softmax tile with the recipe's formats (P rounded against any running maximum, partials merged

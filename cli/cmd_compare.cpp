@@ -107,22 +107,27 @@ int run_compare(const CompareOptions& o) {
   std::string emulation_source;
   if (schedule) {
     schedule->check_fits(g.inputs.batch.kv_indptr());
-    options.kernel = check::kernel_bound(with_schedule(recipe, *schedule), g.data, g.layout);
-    if (auto stored = g.stored_output(recipe, *schedule)) {
-      emulated = std::move(*stored);
-      emulation_source = fmt::format("stored out_{} ({})", recipe.name, to_string(*schedule));
-      const io::SafetensorsReader golden_file(o.golden);
-      if (auto l = read_float_tensor(golden_file, io::golden::lse_name(recipe.name),
-                                     {g.inputs.batch.total_q(), 16}))
-        emulated_lse = std::move(*l);
-    } else {
-      ProgressPrinter progress(fmt::format("emulate {} ({})", problem::spell(recipe),
-                                           to_string(*schedule)));
-      ref::EmulatedResult e = g.emulate(recipe, *schedule, {}, &progress);
-      emulated = std::move(e.out);
-      emulated_lse = std::move(e.lse);
-      emulation_source = fmt::format("emulated on the fly ({})", to_string(*schedule));
+    // The declared schedule replayed, with the P codes that may flip in it measured.
+    ProgressPrinter progress(fmt::format("emulate {} ({})", problem::spell(recipe),
+                                         to_string(*schedule)));
+    ref::EmulationOptions eo;
+    eo.p_flips = true;
+    eo.flip_noise = check::flip_noise(g.data, g.layout);
+    ref::EmulatedResult e = g.emulate(recipe, *schedule, eo, &progress);
+    options.kernel =
+        check::kernel_bound(with_schedule(recipe, *schedule), g.data, g.layout, e.p_flip);
+    emulation_source = fmt::format("emulated on the fly ({})", to_string(*schedule));
+    // The golden's stored emulation of the same (recipe, schedule) must be these bits: a file made
+    // by another mlacheck version (or edited) says so here.
+    if (const auto stored = g.stored_output(recipe, *schedule)) {
+      emulation_source += *stored == e.out
+                              ? fmt::format("; equal bit for bit to the stored out_{}", recipe.name)
+                              : fmt::format("; WARNING: differs from the stored out_{} (another "
+                                            "generator version?)",
+                                            recipe.name);
     }
+    emulated = std::move(e.out);
+    emulated_lse = std::move(e.lse);
   } else {
     ProgressPrinter progress(fmt::format("emulate {} (single pass + weight sensitivity)",
                                          problem::spell(recipe)));

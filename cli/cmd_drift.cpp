@@ -344,6 +344,8 @@ int run_drift(const DriftOptions& o) {
   ref::EmulationOptions eo;
   eo.keep_f32_output = true;
   eo.capture_partials = true;
+  eo.p_flips = true;
+  eo.flip_noise = check::flip_noise(g.data, g.layout);
   ProgressPrinter progress(fmt::format("drift: emulate {} ({})", problem::spell(recipe), to_string(schedule)));
   const ref::EmulatedResult base = g.emulate(recipe, schedule, eo, &progress);
   const check::Waterfall w = waterfall(g, recipe, schedule, base, output);
@@ -360,7 +362,7 @@ int run_drift(const DriftOptions& o) {
   go.empty_rows = o.empty_rows == "any" ? check::EmptyRows::any : check::EmptyRows::zero;
   std::vector<uint16_t> emulated = base.out;
   if (o.schedule || schedule.split_k()) {
-    go.kernel = check::kernel_bound(with_schedule(recipe, schedule), g.data, g.layout);
+    go.kernel = check::kernel_bound(with_schedule(recipe, schedule), g.data, g.layout, base.p_flip);
   } else {
     ScheduleFree sf = schedule_free(g.inputs.batch, g.inputs.q, g.cache(recipe), recipe, g.data,
                                     g.layout);

@@ -112,7 +112,17 @@ int run_power(const PowerOptions& o) {
     for (const problem::Recipe& r : recipes) {
       const auto& emulated = std::find_if(c.emulated.begin(), c.emulated.end(),
                                           [&](const auto& e) { return e.first == r.name; })->second.out;
-      const check::Gate gate(r, data, layout, c.exact->out, emulated);
+      // The declared gate: the recipe's own schedule, P code flips measured in it.
+      ref::EmulationOptions flips;
+      flips.p_flips = true;
+      flips.flip_noise = check::flip_noise(data, layout);
+      const ref::EmulatedResult declared = ref::decode_emulated(
+          c.batch, c.q, golden_cache(c, r), r,
+          problem::Schedule::from_plan(problem::SplitPlan::uniform(r.num_splits), r.softmax_tile),
+          flips);
+      check::GateOptions declared_options;
+      declared_options.kernel = check::kernel_bound(r, data, layout, declared.p_flip);
+      const check::Gate gate(r, data, layout, c.exact->out, emulated, std::move(declared_options));
       const std::vector<check::WrongAnswer> answers = wrong.for_recipe(r);
       const check::PowerReport power = check::score_power(gate, answers);
 

@@ -54,6 +54,7 @@ struct QueryOut {
   float* underflow = nullptr;      // [16, 512]
   float* underflow_abs = nullptr;  // [16, 512]
   float* score_range = nullptr;    // [16]
+  float* flip = nullptr;           // [16, 512]
 };
 
 struct Workspace {
@@ -67,6 +68,8 @@ struct Workspace {
   // min(h, P)^2 v^2 and min(h, P) |v|; the unrounded P of the current step
   std::vector<float> p2v2, p2v, p2, pv_abs, under, under_abs, p_raw;
   std::vector<float> w2, w1, u2, u1;  // the per-key weights of those sums [n, 16]
+  std::vector<float> flip_w, flip_acc;  // p_flips: step sizes [n, 16], their sum against |V|
+  std::vector<float> part_flip;         // [splits, 16, 512]
   std::vector<float> v_sq, v_abs;     // [chunk, 512] V^2 and |V| of the keys of one chunk
 };
 
@@ -191,18 +194,54 @@ void finish_sensitivity(const Context& c, const Workspace& ws, const float* l, c
     }
 }
 
+// EmulationOptions::p_flips: the keys of one softmax step whose unrounded P (s, [n, 16]) lies so
+// close to a rounding midpoint of the P format that another implementation's P, off by a
+// relative flip_noise, may round to the neighbouring code; ws.flip_w gets the size of that step
+// (0 elsewhere). False when no key of the step can flip.
+bool flip_weights(const Context& c, const float* s, int64_t n, Workspace& ws) {
+  if (c.recipe.p == problem::PFormat::f32) return false;
+  const auto nh = static_cast<std::size_t>(n) * kNumHeads;
+  ws.flip_w.assign(nh, 0.0f);
+  bool any = false;
+  const double delta = c.options.flip_noise;
+  for (std::size_t i = 0; i < nh; ++i) {
+    const float lo = round_to(c.recipe.p, c.recipe.fp8, static_cast<float>(s[i] * (1 - delta)));
+    const float hi = round_to(c.recipe.p, c.recipe.fp8, static_cast<float>(s[i] * (1 + delta)));
+    if (lo != hi) {
+      ws.flip_w[i] = hi - lo;
+      any = true;
+    }
+  }
+  return any;
+}
+
+// flip_acc += flip_w^T |V| for keys t0 .. t0+n-1 (the blocked product, as accumulate_pv).
+void accumulate_flips(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
+  for (int64_t j0 = 0; j0 < n; j0 += kKeyChunk) {
+    const int64_t nc = std::min(kKeyChunk, n - j0);
+    for (int64_t j = 0; j < nc; ++j) {
+      c.kv.v_row(c.batch.kv_row(b, t0 + j0 + j), &ws.rows[j * kVDim]);
+      for (int d = 0; d < kVDim; ++d) ws.rows[j * kVDim + d] = std::fabs(ws.rows[j * kVDim + d]);
+    }
+    c.k.gemm_f32(kNumHeads, kVDim, nc, ws.flip_w.data() + j0 * kNumHeads, 1, kNumHeads,
+                 ws.rows.data(), kVDim, ws.flip_acc.data(), kVDim);
+  }
+}
+
 // One split: keys [a, e) of request b, of which those before `visible` count. Writes the split's
 // normalized output o [16, 512] (float32, before the partial format) and lse [16] (base b).
 // The loops over a step's keys run over t outside and the heads inside, so they vectorize across
 // heads; each head's max and sum still go in order of t.
 void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visible, Workspace& ws,
-               float* o, float* lse, const QueryOut* sens = nullptr) {
+               float* o, float* lse, const QueryOut* sens = nullptr, float* flip_o = nullptr) {
   const int64_t end = std::min(e, visible);
   if (end <= a) {
     std::fill(o, o + kNumHeads * kVDim, 0.0f);
     std::fill(lse, lse + kNumHeads, kNegInf);
+    if (flip_o) std::fill(flip_o, flip_o + kNumHeads * kVDim, 0.0f);
     return;
   }
+  if (flip_o) ws.flip_acc.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
   const problem::SoftmaxBase base = c.recipe.base;
   const bool base2 = base == problem::SoftmaxBase::two;
   float m[kNumHeads], l[kNumHeads], m_new[kNumHeads], alpha[kNumHeads], sum[kNumHeads];
@@ -244,14 +283,18 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
     for (int64_t t = 0; t < n; ++t)
       for (int h = 0; h < kNumHeads; ++h) sum[h] += s[t * kNumHeads + h];
     if (sens) ws.p_raw.assign(s, s + n * kNumHeads);
+    const bool flips = flip_o && flip_weights(c, s, n, ws);  // before P is rounded
     round_p(c.recipe.p, c.recipe.fp8, s, n * kNumHeads);
     for (int h = 0; h < kNumHeads; ++h) {
       l[h] = l[h] * alpha[h] + sum[h];
       float* acc = ws.acc.data() + h * kVDim;
       for (int d = 0; d < kVDim; ++d) acc[d] *= alpha[h];
+      if (flip_o)
+        for (int d = 0; d < kVDim; ++d) ws.flip_acc[h * kVDim + d] *= alpha[h];
       m[h] = m_new[h];
     }
     accumulate_pv(c, b, t0, n, ws);
+    if (flips) accumulate_flips(c, b, t0, n, ws);
     if (sens) accumulate_sensitivity(c, b, t0, n, ws);
   }
   if (sens) finish_sensitivity(c, ws, l, *sens);
@@ -260,6 +303,9 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
       float x = ws.acc[h * kVDim + d] / l[h];
       if (c.scales.out_scaled) x *= c.scales.out;
       o[h * kVDim + d] = x;
+      if (flip_o)
+        flip_o[h * kVDim + d] =
+            ws.flip_acc[h * kVDim + d] / l[h] * (c.scales.out_scaled ? c.scales.out : 1.0f);
     }
     lse[h] = m[h] + log_b(base, l[h]);
   }
@@ -319,7 +365,7 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const Q
   if (!c.schedule.split_k()) {  // no split-K
     float* o = ws.part_o.data();
     float* ls = ws.part_lse.data();
-    run_split(c, b, 0, len, visible, ws, o, ls, q_out.spread ? &q_out : nullptr);
+    run_split(c, b, 0, len, visible, ws, o, ls, q_out.spread ? &q_out : nullptr, q_out.flip);
     for (int e = 0; e < kNumHeads * kVDim; ++e) out[e] = quant::f32_to_bf16(o[e]);
     if (q_out.out_f32) std::copy(o, o + kNumHeads * kVDim, q_out.out_f32);
     for (int h = 0; h < kNumHeads; ++h) lse[h] = natural_lse(base, ls[h]);
@@ -333,7 +379,9 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const Q
     float* o = ws.part_o.data() + static_cast<int64_t>(sp) * kNumHeads * kVDim;
     float* ls = ws.part_lse.data() + sp * kNumHeads;
     run_split(c, b, ranges[static_cast<std::size_t>(sp)].begin,
-              ranges[static_cast<std::size_t>(sp)].end, visible, ws, o, ls);
+              ranges[static_cast<std::size_t>(sp)].end, visible, ws, o, ls, nullptr,
+              q_out.flip ? ws.part_flip.data() + static_cast<int64_t>(sp) * kNumHeads * kVDim
+                         : nullptr);
     if (c.recipe.partial == problem::PartialFormat::bf16)
       for (int e2 = 0; e2 < kNumHeads * kVDim; ++e2) o[e2] = round_to_bf16(o[e2]);
     keep_partial(sp, o, ls);
@@ -359,6 +407,12 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const Q
       float acc = 0.0f;
       for (int sp = 0; sp < num_splits; ++sp)
         acc += w[sp] * ws.part_o[(static_cast<int64_t>(sp) * kNumHeads + h) * kVDim + d];
+      if (q_out.flip) {
+        float f = 0.0f;
+        for (int sp = 0; sp < num_splits; ++sp)
+          f += w[sp] * ws.part_flip[(static_cast<int64_t>(sp) * kNumHeads + h) * kVDim + d];
+        q_out.flip[h * kVDim + d] = f / total;
+      }
       const float x = acc / total;
       dst[d] = quant::f32_to_bf16(x);
       if (q_out.out_f32) q_out.out_f32[h * kVDim + d] = x;
@@ -460,6 +514,7 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
     r.p_underflow_abs.assign(T * row_values, 0.0f);
     r.score_range.assign(T * kNumHeads, 0.0f);
   }
+  if (options.p_flips) r.p_flip.assign(T * row_values, 0.0f);
   std::vector<int64_t> requests(options.requests.begin(), options.requests.end());
   if (options.requests.empty()) {
     requests.resize(static_cast<std::size_t>(batch.num_requests()));
@@ -475,6 +530,7 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
     ws.rows.resize(kKeyChunk * kQkDim);
     ws.part_o.resize(static_cast<std::size_t>(most_splits) * row_values);
     ws.part_lse.resize(static_cast<std::size_t>(most_splits) * kNumHeads);
+    if (options.p_flips) ws.part_flip.resize(static_cast<std::size_t>(most_splits) * row_values);
     // One thread computes a request start to end: the schedule cannot change a bit.
 #pragma omp for schedule(dynamic, 1)
     for (int64_t k = 0; k < count; ++k) {
@@ -494,6 +550,7 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
           qo.underflow_abs = r.p_underflow_abs.data() + row * row_values;
           qo.score_range = r.score_range.data() + row * kNumHeads;
         }
+        if (options.p_flips) qo.flip = r.p_flip.data() + row * row_values;
         decode_query(c, b, i, ws, qo);
       }
       counter.add(detail::work_units(batch, b));

@@ -58,6 +58,11 @@ struct EmulationOptions {
   // EmulatedResult::pv_spread / p_underflow (check/tolerance.h, schedule_free_bound). Needs a
   // single pass with one softmax step (the weights are then those of the row max).
   bool sensitivity = false;
+  // EmulatedResult::p_flip: the keys whose P may round to the neighbouring code in a kernel of the
+  // same schedule, whose P differs from this one's by at most a relative flip_noise (the caller's
+  // bound on exp and score rounding, check/tolerance.h flip_noise).
+  bool p_flips = false;
+  double flip_noise = 0;
 };
 
 struct EmulatedResult {
@@ -80,6 +85,10 @@ struct EmulatedResult {
   //   score_range = max_j s_j - min_j s_j per (t, h) [T, 16], natural-log units: every P a
   //                 kernel rounds, against any running max, lies in [e^-range, e^range]
   std::vector<float> pv_spread, pv_abs, p_underflow, p_underflow_abs, score_range;
+  // p_flips, per element: sum over the keys that may flip of (code step) x |v_jd| x (their weight's
+  // scale: the later rescalings, 1 / l and the merge weight): what every possible flip together can
+  // move the output by, in this schedule.
+  std::vector<float> p_flip;
 };
 
 // q_bf16: [total_q, 16, 576] bf16 bits; cache: in recipe.kv's format with batch.cache_rows() rows

@@ -141,8 +141,9 @@ def main():
     nudged = list(emulated)
     nudged[i] += 16  # at kv_len 64 one flipped bf16 P may move an element a few ulps; 16 is a bug
     off = output("off16.safetensors", {"out": ("BF16", shape, pack("BF16", nudged))})
-    # Declared single pass: the tight bound of an emulation that replays the kernel's schedule.
-    r = run(binary, golden, off, "--recipe", "a16w16", "--schedule", "single")
+    # Declared: the tight bound of an emulation that replays the kernel's numerics and schedule. The
+    # "kernel" here is the exact output rounded to bf16, i.e. unrounded P in a single pass.
+    r = run(binary, golden, off, "--recipe", "a16w16:p=f32", "--schedule", "single")
     token, rest = divmod(i, H * DV)
     head, dim = divmod(rest, DV)
     check(r.returncode == 1 and "kernel error: 1 of" in r.stdout,
@@ -151,6 +152,8 @@ def main():
           "... and the report names its position")
     check("repro: mlacheck compare" in r.stdout and "--schedule single" in r.stdout,
           "... and prints the repro line")
+    r = run(binary, golden, good, "--recipe", "a16w16:p=f32", "--schedule", "single")
+    check(r.returncode == 0, "... while the un-nudged output passes that bound (exit %d)" % r.returncode)
     # No schedule declared: the bound allows any schedule's P rounding, not a tenth of the output.
     far = list(emulated)
     far[i] = bf16_bits(bf16_value(emulated[i]) + 0.1 * max(abs(x) for x in exact))

@@ -179,3 +179,57 @@ TEST(ScheduleFreeGate, RejectsADroppedHotKeyOnPeakedData) {
 
 }  // namespace
 }  // namespace mlacheck::ref
+
+namespace mlacheck::ref {
+namespace {
+
+// The declared-schedule bound with the P code flips measured (check/tolerance.h kernel_bound with
+// p_flip): a kernel of the same schedule whose exp differs (the other base: every P off by a few
+// float32 ulps) is accepted on every profile, and one with another split count is not.
+TEST(DeclaredGate, MeasuredFlipsAcceptTheSameScheduleInTheOtherBase) {
+  for (Profile p : {Profile::harness, Profile::peaked, Profile::outliers}) {
+    const Inputs in = generate(spec(p, test::seeds().front()));
+    KvCaches caches(in.kv, in.batch.cache_rows());
+    const check::DataScale data = check::data_scale(in.q, in.kv, in.batch);
+    const check::OutputLayout layout = check::OutputLayout::from_batch(in.batch);
+    const ExactResult exact = decode_exact(in.batch, in.q, in.kv);
+    for (const problem::Recipe& r : recipes_to_check()) {
+      SCOPED_TRACE(std::string(to_string(p)) + " " + problem::spell(r));
+      const problem::Schedule s = problem::Schedule::uniform(5, 32);
+      EmulationOptions o;
+      o.p_flips = true;
+      o.flip_noise = check::flip_noise(data, layout);
+      const EmulatedResult e = decode_emulated(in.batch, in.q, caches.for_recipe(r), r, s, o);
+      problem::Recipe declared = r;
+      declared.num_splits = 5;
+      check::GateOptions g;
+      g.kernel = check::kernel_bound(declared, data, layout, e.p_flip);
+      const check::Gate gate(r, data, layout, exact.out, e.out, std::move(g));
+      problem::Recipe other = r;
+      other.base = r.base == problem::SoftmaxBase::e ? problem::SoftmaxBase::two : problem::SoftmaxBase::e;
+      const check::GateReport same =
+          gate.judge(widen(decode_emulated(in.batch, in.q, caches.for_recipe(other), other, s).out), 3);
+      EXPECT_TRUE(same.pass()) << (same.reasons().empty() ? "" : same.reasons().front());
+    }
+  }
+}
+
+TEST(DeclaredGate, FlipsAreMeasuredOnlyNearMidpoints) {
+  const Inputs in = generate(spec(Profile::harness, 3));
+  KvCaches caches(in.kv, in.batch.cache_rows());
+  const problem::Recipe r = problem::parse_recipe("a16w16");
+  EmulationOptions o;
+  o.p_flips = true;
+  o.flip_noise = 0;  // no noise: no P is within it of a midpoint
+  const EmulatedResult none = decode_emulated(in.batch, in.q, caches.for_recipe(r), r, problem::Schedule::uniform(3), o);
+  for (float x : none.p_flip) ASSERT_EQ(x, 0.0f);
+  o.flip_noise = 0.01;  // 1 %: every bf16 P (steps of 2^-8 near 1) is within reach of a midpoint
+  const EmulatedResult all = decode_emulated(in.batch, in.q, caches.for_recipe(r), r, problem::Schedule::uniform(3), o);
+  double sum = 0;
+  for (float x : all.p_flip) sum += x;
+  EXPECT_GT(sum, 0);
+  EXPECT_TRUE(test::same_bits(none.out, all.out));  // measuring changes nothing else
+}
+
+}  // namespace
+}  // namespace mlacheck::ref
