@@ -1,5 +1,6 @@
 #include "cli/golden_case.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -72,6 +73,38 @@ void check_finite(const GoldenCase& c, const std::string& file) {
           throw io::Error(fmt::format("{}: tensor 'kv' holds NaN/Inf at [{}, 0, {}] (bits 0x{:04X}), "
                                       "key {} of request {}", file, row, d, v, t, r));
     }
+}
+
+std::vector<bool> rows_read(const problem::Batch& b) {
+  std::vector<bool> read(static_cast<std::size_t>(b.cache_rows()), false);
+  for (int64_t r = 0; r < b.num_requests(); ++r)
+    for (int64_t t = 0; t < b.kv_len(r); ++t) read[static_cast<std::size_t>(b.kv_row(r, t))] = true;
+  return read;
+}
+
+// A golden file is never written with references that are not finite where a query sees keys
+// (issue 11, item 1): whatever made them so (an input's own NaN codes in a row that is read, say)
+// is an error that names the tensor and the place.
+void check_references_finite(const GoldenCase& c) {
+  const auto check = [&](const std::string& name, std::span<const float> v) {
+    for (int64_t t = 0; t < c.batch.total_q(); ++t) {
+      int64_t b = 0;
+      while (c.batch.qo_indptr()[b + 1] <= t) ++b;
+      if (c.batch.visible_kv(b, t - c.batch.qo_indptr()[b]) == 0) continue;
+      for (int64_t i = t * kNumHeads * kVDim; i < (t + 1) * kNumHeads * kVDim; ++i)
+        if (!std::isfinite(v[static_cast<std::size_t>(i)]))
+          throw io::Error(fmt::format(
+              "the reference '{}' is {} at [{}, {}, {}], a query that sees keys: its inputs or "
+              "caches are not finite where they are read; no golden file written",
+              name, v[static_cast<std::size_t>(i)], t, i / kVDim % kNumHeads, i % kVDim));
+    }
+  };
+  if (c.exact) check(std::string(gt::out_exact), c.exact->out);
+  for (const auto& [name, r] : c.emulated) {
+    std::vector<float> widened(r.out.size());
+    for (std::size_t i = 0; i < widened.size(); ++i) widened[i] = quant::bf16_to_f32(r.out[i]);
+    check(io::golden::out_name(name), widened);
+  }
 }
 
 template <class T>
@@ -150,9 +183,21 @@ GoldenCase read_case(const io::SafetensorsReader& f, CachesToRead caches) {
 void complete(GoldenCase& c, std::span<const problem::Recipe> recipes) {
   const int64_t rows = c.batch.cache_rows();
   if (!c.fp8) {
+    // The per-tensor scale is taken over the rows the batch reads (the harness's whole tensor
+    // whenever every row is read, as in its layout): rows no request reads may hold anything, NaN
+    // included (the GPU tests poison them), and must not decide the scale. They are quantized as
+    // zeros.
     Fp8CacheData d;
     d.codes.resize(c.kv.size());
-    d.scale = quant::fp8_harness_quantize(c.kv, kGoldenFp8, d.codes);
+    const std::vector<bool> read = rows_read(c.batch);
+    if (std::all_of(read.begin(), read.end(), [](bool r) { return r; })) {
+      d.scale = quant::fp8_harness_quantize(c.kv, kGoldenFp8, d.codes);
+    } else {
+      std::vector<uint16_t> masked(c.kv);
+      for (std::size_t r = 0; r < read.size(); ++r)
+        if (!read[r]) std::fill_n(masked.begin() + static_cast<std::ptrdiff_t>(r * kQkDim), kQkDim, 0);
+      d.scale = quant::fp8_harness_quantize(masked, kGoldenFp8, d.codes);
+    }
     c.fp8 = std::move(d);
   }
   if (!c.mxfp4) {
@@ -188,6 +233,7 @@ void complete(GoldenCase& c, std::span<const problem::Recipe> recipes) {
     c.emulated.emplace_back(std::string(r.name),
                             ref::decode_emulated(c.batch, c.q, cache, r, r.num_splits, &progress));
   }
+  check_references_finite(c);
 }
 
 problem::KvCache golden_cache(const GoldenCase& c, const problem::Recipe& r) {

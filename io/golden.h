@@ -8,7 +8,8 @@
 //   qo_indptr        I32      [B+1]          CSR over queries
 //   kv_indptr        I32      [B+1]          CSR over keys (problem/batch.h)
 //   kv_indices       I32      [P]            page table; only in paged cases
-//   kv_fp8           F8_E4M3  [N, 1, 576]    the harness's quantize_fp8 of kv (e4m3fn)
+//   kv_fp8           F8_E4M3  [N, 1, 576]    the harness's quantize_fp8 of kv (e4m3fn), its scale
+//                                            taken over the rows the batch reads (unread rows: 0)
 //   kv_fp8_scale     F32      [1]
 //   kv_mxfp4         U8       [N, 1, 288]    aiter dynamic_mxfp4_quant codes, low nibble = even element
 //   kv_mxfp4_scale   F8_E8M0  [N, 1, 18]

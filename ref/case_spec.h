@@ -23,8 +23,8 @@ struct CaseSpec {
   int32_t page_size = 1;        // > 1 makes the cache paged
   bool shuffle_pages = false;   // pages in a random order through the page table
   // Cache rows no request reads (the tail of a partly used page) hold bf16 NaN instead of 0, so
-  // an out-of-bounds read shows. Off by default: the per-tensor FP8 quantizer of the whole cache
-  // turns one NaN into an all-NaN cache (NUMERICS §4), so only bf16 consumers can use it.
+  // an out-of-bounds read shows. The golden's FP8 scale is taken over the rows read
+  // (cli/golden_case.cpp complete()), so every recipe can use it.
   bool poison_unused = false;
 };
 
