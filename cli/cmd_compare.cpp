@@ -151,8 +151,7 @@ int run_compare(const CompareOptions& o) {
     emulated_lse = std::move(e.lse);
   }
   if (out_file.contains(o.lse_tensor)) {
-    std::vector<float> got =
-        *read_float_tensor(out_file, o.lse_tensor, {g.inputs.batch.total_q(), 16});
+    std::vector<float> got = *read_lse_tensor(out_file, o.lse_tensor, g.inputs.batch.total_q());
     if (empty_rows == check::EmptyRows::any)
       for (int64_t t = 0; t < g.layout.tokens(); ++t)
         if (g.layout.visible_kv(t) == 0)

@@ -379,7 +379,7 @@ int run_drift(const DriftOptions& o) {
   for (double r : ratios) out_stage.worst_ratio = std::max(out_stage.worst_ratio, r);
   stages.push_back(out_stage);
   if (f.contains(it::lse)) {
-    std::vector<float> lg = *read_float_tensor(f, std::string(it::lse), {tokens, kNumHeads});
+    std::vector<float> lg = *read_lse_tensor(f, std::string(it::lse), tokens);
     if (o.empty_rows == "any")
       for (int64_t t = 0; t < tokens; ++t)
         if (g.layout.visible_kv(t) == 0)

@@ -255,6 +255,22 @@ problem::Recipe with_schedule(problem::Recipe recipe, const problem::Schedule& s
   return recipe;
 }
 
+std::optional<std::vector<float>> read_lse_tensor(const io::SafetensorsReader& file,
+                                                  const std::string& name, int64_t tokens) {
+  if (!file.contains(name)) return std::nullopt;
+  const io::Tensor t = file.read(name);
+  std::vector<int64_t> squeezed;
+  for (int64_t d : t.shape)
+    if (d != 1) squeezed.push_back(d);
+  const bool ok = squeezed == std::vector<int64_t>{tokens, kNumHeads} ||
+                  (tokens == 1 && squeezed == std::vector<int64_t>{kNumHeads});
+  if (!ok)
+    fail(fmt::format("{}: tensor '{}' has shape {}, expected [{}, {}] (natural log, one per query "
+                     "and head; FlashMLA's [b, h, s_q] is that transposed)",
+                     file.path().string(), name, t.shape_string(), tokens, kNumHeads));
+  return widen(t, file.path().string(), name);
+}
+
 problem::Recipe recipe_from_options(
     const std::string& spelling, const std::vector<std::pair<std::string, std::string>>& fields) {
   problem::Recipe r = problem::parse_recipe(spelling);

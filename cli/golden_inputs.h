@@ -76,6 +76,11 @@ ScheduleFree schedule_free(const problem::Batch& batch, std::span<const uint16_t
 // of those kinds; 1 for a single pass).
 problem::Recipe with_schedule(problem::Recipe recipe, const problem::Schedule& schedule);
 
+// The kernel's LSE [T, 16] (natural log): any shape that is [T, 16] once its 1-sized dims are
+// dropped ([T, 16, 1] as FlashMLA's [b, h, s_q] is for s_q = 1). Missing: nullopt.
+std::optional<std::vector<float>> read_lse_tensor(const io::SafetensorsReader& file,
+                                                  const std::string& name, int64_t tokens);
+
 // A recipe from --recipe plus the field options (--q, --kv, --p, --base, --kv-scale, --partial),
 // which CLI11 collects into `fields` as (field, value).
 problem::Recipe recipe_from_options(const std::string& spelling,

@@ -54,6 +54,23 @@ def main():
           "compare, no schedule declared: the example passes under the schedule-free bound (exit %d)" % r.returncode)
     r = run(binary, "compare", golden, good, "--recipe", "a16w16:base=2", "--schedule", "splits=4,tile=64")
     check(r.returncode == 0, "compare, its schedule declared: passes the tight bound (exit %d)" % r.returncode)
+    # The LSE as FlashMLA shapes it for s_q = 1, [T, 16, 1], is read as [T, 16]; a wrong LSE fails.
+    code = f"""
+import sys, ml_dtypes, numpy as np
+from safetensors import safe_open
+from safetensors.numpy import save_file
+with safe_open({str(good)!r}, "np") as f:
+    t = {{"out": f.get_tensor("out"), "lse": f.get_tensor("lse")[..., None]}}
+save_file(t, sys.argv[1])
+t["lse"] = t["lse"] + np.float32(1e-3)
+save_file(t, sys.argv[2])
+"""
+    lse3, lse_bad = work / "lse3.safetensors", work / "lse_bad.safetensors"
+    r = run(sys.executable, "-c", code, lse3, lse_bad)
+    r = run(binary, "compare", golden, lse3, "--recipe", "a16w16")
+    check(r.returncode == 0 and "lse (lse): PASS" in r.stdout, "an LSE of shape [T, 16, 1] is read and passes (exit %d)" % r.returncode)
+    r = run(binary, "compare", golden, lse_bad, "--recipe", "a16w16")
+    check(r.returncode == 1 and "lse (lse): FAIL" in r.stdout, "an LSE off by 1e-3 fails (exit %d)" % r.returncode)
     # The tight bound's power needs rows long enough that another cut re-rounds many weights: a
     # harness-shaped golden of 4 x 2048 keys.
     long_golden, long_out = work / "bs4_kv2048.safetensors", work / "long.safetensors"
