@@ -37,11 +37,9 @@ Rgb colour(double ratio) {
 
 }  // namespace
 
-void write_heatmap_png(const std::filesystem::path& path, std::span<const double> values,
-                       int64_t rows, int64_t cols) {
+std::vector<unsigned char> heatmap_png(std::span<const double> values, int64_t rows, int64_t cols) {
   if (rows <= 0 || cols <= 0 || values.size() != static_cast<std::size_t>(rows * cols))
-    throw std::invalid_argument(fmt::format("heatmap {}: {} values for {} x {}", path.string(),
-                                            values.size(), rows, cols));
+    throw std::invalid_argument(fmt::format("heatmap: {} values for {} x {}", values.size(), rows, cols));
   // Cells at least 1 pixel, at most 32, the image at most kMaxHeatmapPixels: large matrices are
   // downsampled by taking each pixel's largest ratio, so a bad cell never disappears.
   const int64_t cell = std::clamp<int64_t>(kMaxHeatmapPixels / std::max(rows, cols), 1, 32);
@@ -60,10 +58,16 @@ void write_heatmap_png(const std::filesystem::path& path, std::span<const double
       const Rgb px = colour(worst);
       std::copy(px.begin(), px.end(), pixels.begin() + (y * w + x) * 3);
     }
-  const std::string file = path.string();
-  if (stbi_write_png(file.c_str(), static_cast<int>(w), static_cast<int>(h), 3, pixels.data(),
-                     static_cast<int>(w * 3)) == 0)
-    throw std::runtime_error(fmt::format("{}: cannot write the PNG", file));
+  std::vector<unsigned char> png;
+  const auto append = [](void* context, void* data, int size) {
+    auto* out = static_cast<std::vector<unsigned char>*>(context);
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    out->insert(out->end(), bytes, bytes + size);
+  };
+  if (stbi_write_png_to_func(append, &png, static_cast<int>(w), static_cast<int>(h), 3,
+                             pixels.data(), static_cast<int>(w * 3)) == 0)
+    throw std::runtime_error("heatmap: the PNG encoder failed");
+  return png;
 }
 
 }  // namespace mlacheck::check

@@ -4,15 +4,15 @@
 // and green to yellow at 1 (at the bound), red beyond it, so a cell past its bound is seen at once.
 // Written with stb_image_write (Debian libstb-dev).
 #include <cstdint>
-#include <filesystem>
 #include <span>
+#include <vector>
 
 namespace mlacheck::check {
 
-// values: rows x cols, row-major; NaN cells are grey. Throws std::runtime_error naming the file
-// when it cannot be written. The image is at most kMaxHeatmapPixels on its longer side.
-void write_heatmap_png(const std::filesystem::path& path, std::span<const double> values,
-                       int64_t rows, int64_t cols);
+// values: rows x cols, row-major; NaN cells are grey. Returns the PNG file's bytes (the caller
+// writes them with io::write_file_atomically). The image is at most kMaxHeatmapPixels on its
+// longer side. Throws std::invalid_argument on a size mismatch.
+std::vector<unsigned char> heatmap_png(std::span<const double> values, int64_t rows, int64_t cols);
 inline constexpr int64_t kMaxHeatmapPixels = 2048;
 
 }  // namespace mlacheck::check

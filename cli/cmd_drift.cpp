@@ -28,6 +28,7 @@
 #include "cli/json_report.h"
 #include "cli/progress_printer.h"
 #include "cli/shell_quote.h"
+#include "io/atomic_file.h"
 #include "io/golden.h"
 #include "io/safetensors.h"
 #include "problem/recipe.h"
@@ -306,9 +307,13 @@ PartialStages partial_stages(const JudgedGolden& g, const problem::Recipe& recip
 
 void write_maps(const std::filesystem::path& dir, const check::ErrorMaps& m, int64_t tokens) {
   std::filesystem::create_directories(dir);
-  check::write_heatmap_png(dir / "output_token_head.png", m.token_head, tokens, kNumHeads);
-  check::write_heatmap_png(dir / "output_channel.png", m.channel, 1, kVDim);
-  if (m.splits > 0) check::write_heatmap_png(dir / "partials_token_split.png", m.token_split, tokens, m.splits);
+  const auto png = [&](const char* name, std::span<const double> v, int64_t rows, int64_t cols) {
+    const std::vector<unsigned char> bytes = check::heatmap_png(v, rows, cols);
+    io::write_file_atomically(dir / name, std::as_bytes(std::span(bytes)));
+  };
+  png("output_token_head.png", m.token_head, tokens, kNumHeads);
+  png("output_channel.png", m.channel, 1, kVDim);
+  if (m.splits > 0) png("partials_token_split.png", m.token_split, tokens, m.splits);
 }
 
 int run_drift(const DriftOptions& o) {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,7 @@
 #include "check/report_text.h"
 #include "cli/commands.h"
 #include "cli/shell_quote.h"
+#include "io/atomic_file.h"
 #include "cli/json_report.h"
 #include "cli/gpu_cases.h"
 #include "gpu/availability.h"
@@ -118,7 +120,7 @@ void write_junit(const std::string& path, const std::vector<Row>& rows, double s
     failures += r.failed ? 1 : 0;
     skipped += r.verdict == "unsupported" || r.verdict == "cpu-ok" ? 1 : 0;
   }
-  std::ofstream f(path);
+  std::ostringstream f;  // written whole, atomically, below
   f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
     << fmt::format("<testsuite name=\"mlacheck verify\" tests=\"{}\" failures=\"{}\" "
                    "skipped=\"{}\" time=\"{:.3f}\">\n",
@@ -139,7 +141,7 @@ void write_junit(const std::string& path, const std::vector<Row>& rows, double s
     f << "</testcase>\n";
   }
   f << "</testsuite>\n</testsuites>\n";
-  if (!f) throw std::runtime_error(path + ": cannot write the JUnit report");
+  io::write_file_atomically(path, f.str());
 }
 
 nlohmann::json row_json(const Row& r) {

@@ -1,5 +1,7 @@
 #include "io/manifest.h"
 
+#include "io/atomic_file.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -52,19 +54,7 @@ void write_manifest(const std::filesystem::path& path, const Manifest& manifest)
   j["cases"] = nlohmann::ordered_json::array();
   for (const ManifestCase& c : manifest.cases)
     j["cases"].push_back({{"name", c.name}, {"case", c.case_line}, {"tensors", c.hashes}});
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(2) << '\n';
-    if (!out.flush()) throw Error(tmp.string() + ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(path.string() + ": could not write the manifest");
-  }
+  write_file_atomically(path, j.dump(2) + '\n');
 }
 
 }  // namespace mlacheck::io

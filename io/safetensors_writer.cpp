@@ -9,6 +9,8 @@
 #include "io/detail/posix_file.h"
 #include "io/safetensors.h"
 
+#include "io/atomic_file.h"
+
 namespace mlacheck::io {
 namespace {
 
@@ -89,22 +91,11 @@ void SafetensorsWriter::write(const std::filesystem::path& path) const {
   // Pad with spaces so the data buffer starts on a multiple of 8, as the reference writer does.
   text.append((8 - (8 + text.size()) % 8) % 8, ' ');
 
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  try {
-    detail::WriteOnlyFile out(tmp);
-    out.write_all(le_u64(text.size()));
-    out.write_all(std::as_bytes(std::span(text)));
-    for (const Entry* entry : layout) out.write_all(entry->bytes);
-    out.sync_and_close();
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw Error(path.string() + ": renaming " + tmp.string() + " onto it failed: " + ec.message());
-  } catch (...) {
-    std::error_code ignored;  // best effort: the original error is the one worth reporting
-    std::filesystem::remove(tmp, ignored);
-    throw;
-  }
+  AtomicFile out(path);
+  out.write(le_u64(text.size()));
+  out.write(std::as_bytes(std::span(text)));
+  for (const Entry* entry : layout) out.write(entry->bytes);
+  out.commit();
 }
 
 }  // namespace mlacheck::io

@@ -60,6 +60,8 @@ WriteOnlyFile::WriteOnlyFile(const std::filesystem::path& path) : path_(path) {
   if (fd_ < 0) throw Error(errno_message(path, "create", errno));
 }
 
+WriteOnlyFile::WriteOnlyFile(const std::filesystem::path& path, int fd) : path_(path), fd_(fd) {}
+
 WriteOnlyFile::~WriteOnlyFile() {
   if (fd_ >= 0) ::close(fd_);
 }

@@ -32,6 +32,7 @@ class ReadOnlyFile {
 class WriteOnlyFile {
  public:
   explicit WriteOnlyFile(const std::filesystem::path& path);  // throws Error
+  WriteOnlyFile(const std::filesystem::path& path, int fd);   // adopts an open descriptor
   ~WriteOnlyFile();
   WriteOnlyFile(const WriteOnlyFile&) = delete;
   WriteOnlyFile& operator=(const WriteOnlyFile&) = delete;

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "io/safetensors.h"
 #include "tests/io/error_of.h"
@@ -57,7 +59,7 @@ SafetensorsWriter small_writer() {
 TEST(IoWriterFailure, MissingDirectoryLeavesNothing) {
   ScratchDir dir;
   const auto path = dir / "no_such_dir" / "out.safetensors";
-  EXPECT_MENTIONS(error_of([&] { small_writer().write(path); }), "out.safetensors.tmp: create failed");
+  EXPECT_MENTIONS(error_of([&] { small_writer().write(path); }), "out.safetensors.tmp.XXXXXX: create failed");
   EXPECT_EQ(list_dir(dir.path()), "");
 }
 
@@ -100,11 +102,48 @@ TEST(IoWriterFailure, FailedWriteKeepsThePreviousFile) {
   ScratchDir dir;
   const auto path = dir / "keep.safetensors";
   small_writer().write(path);
-  std::filesystem::create_directory(dir / "keep.safetensors.tmp");  // blocks the temporary file
+  // A second write that fails (its target's name is a non-empty directory, so the rename fails)
+  // changes no other file and leaves no temporary behind.
+  const auto other_path = dir / "other.safetensors";
+  std::filesystem::create_directories(other_path / "occupied");
   SafetensorsWriter other;
   other.add("other", Tensor::zeros(DType::U8, {3}));
-  EXPECT_THROW(other.write(path), Error);
+  EXPECT_THROW(other.write(other_path), Error);
   EXPECT_EQ(SafetensorsReader(path).names(), std::vector<std::string>{"t"});
+  EXPECT_EQ(list_dir(dir.path()), "keep.safetensors other.safetensors");  // no temporary left
+}
+
+// Before: every writer used the fixed name OUT.tmp with O_TRUNC, so a link planted there made
+// mlacheck overwrite the link's target. The temporary now has a unique name, created O_EXCL.
+TEST(IoWriterFailure, ALinkAtTheOldTemporaryNameIsNotFollowed) {
+  ScratchDir dir;
+  const auto victim = dir / "victim.txt";
+  { std::ofstream(victim) << "do not touch"; }
+  std::filesystem::create_symlink(victim, dir / "out.safetensors.tmp");
+  small_writer().write(dir / "out.safetensors");
+  std::ifstream in(victim);
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "do not touch");
+  EXPECT_EQ(SafetensorsReader(dir / "out.safetensors").names(), std::vector<std::string>{"t"});
+}
+
+// Two writers of one target: each has its own temporary, both succeed, and the file is one of the
+// two, whole (before, both could exit 0 with the other's half-written data).
+TEST(IoWriterFailure, ConcurrentWritersLeaveOneWholeFile) {
+  ScratchDir dir;
+  const auto path = dir / "shared.safetensors";
+  SafetensorsWriter a, b;
+  a.add("a", Tensor::zeros(DType::U8, {1 << 20}));
+  b.add("b", Tensor::zeros(DType::U8, {1 << 20}));
+  std::thread ta([&] { for (int i = 0; i < 5; ++i) a.write(path); });
+  std::thread tb([&] { for (int i = 0; i < 5; ++i) b.write(path); });
+  ta.join();
+  tb.join();
+  const std::vector<std::string> names = SafetensorsReader(path).names();
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_TRUE(names[0] == "a" || names[0] == "b");
+  EXPECT_EQ(list_dir(dir.path()), "shared.safetensors");
 }
 
 }  // namespace
