@@ -60,25 +60,19 @@ struct DriftOptions {
 
 [[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
 
-std::vector<float> widen(std::span<const uint16_t> bf16) {
-  std::vector<float> out(bf16.size());
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(bf16[i]);
-  return out;
-}
-
 // (a) The recipe with one rounding made exact at a time.
 check::Waterfall waterfall(const JudgedGolden& g, const problem::Recipe& recipe,
                            const Schedule& schedule, const ref::EmulatedResult& base,
                            const std::vector<float>& output) {
   check::Waterfall w;
-  const std::vector<float> base_out = widen(base.out);
+  const std::vector<float> base_out = widen_bf16(base.out);
   w.recipe_error = check::rel_fro(base_out, g.exact);
   w.kernel_total = check::rel_fro(output, g.exact);
   w.kernel_error = check::rel_fro(output, base_out);
   const auto stage = [&](const std::string& name, problem::Recipe r, ref::EmulationOptions o) {
     ProgressPrinter progress("drift: exact " + name);
     const ref::EmulatedResult e = g.emulate(r, schedule, o, &progress);
-    w.stages.push_back({name, check::rel_fro(widen(e.out), g.exact), 0});
+    w.stages.push_back({name, check::rel_fro(widen_bf16(e.out), g.exact), 0});
   };
   using problem::KvFormat;
   if (recipe.q != problem::QFormat::bf16) {

@@ -52,12 +52,6 @@ std::string cell(const check::PowerRow& declared, const check::PowerRow* free) {
                      declared.harness_rejects ? "rej" : "acc");
 }
 
-std::vector<float> widen(std::span<const uint16_t> bf16) {
-  std::vector<float> out(bf16.size());
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(bf16[i]);
-  return out;
-}
-
 // The controls of the schedule-free gate: the same recipe emulated with other schedules (the
 // preset's split count, and an odd split count with a small softmax tile), both correct.
 std::vector<check::WrongAnswer> other_schedules(const GoldenCase& c, const problem::Recipe& r,
@@ -65,13 +59,13 @@ std::vector<check::WrongAnswer> other_schedules(const GoldenCase& c, const probl
   std::vector<check::WrongAnswer> out;
   out.push_back({"preset-schedule", fmt::format("the emulation with {} splits, tile {} (control)",
                                                 r.num_splits, r.softmax_tile),
-                 widen(preset_out), true});
+                 widen_bf16(preset_out), true});
   problem::KvCache cache = golden_cache(c, r);
   const ref::EmulatedResult odd = ref::decode_emulated(
       c.batch, c.q, cache, r, problem::Schedule::uniform(kOddSplits, kOddTile));
   out.push_back({"odd-schedule",
                  fmt::format("the emulation with {} splits, tile {} (control)", kOddSplits, kOddTile),
-                 widen(odd.out), true});
+                 widen_bf16(odd.out), true});
   return out;
 }
 

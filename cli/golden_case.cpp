@@ -101,9 +101,7 @@ void check_references_finite(const GoldenCase& c) {
   };
   if (c.exact) check(std::string(gt::out_exact), c.exact->out);
   for (const auto& [name, r] : c.emulated) {
-    std::vector<float> widened(r.out.size());
-    for (std::size_t i = 0; i < widened.size(); ++i) widened[i] = quant::bf16_to_f32(r.out[i]);
-    check(io::golden::out_name(name), widened);
+    check(io::golden::out_name(name), widen_bf16(r.out));
   }
 }
 
@@ -234,6 +232,12 @@ void complete(GoldenCase& c, std::span<const problem::Recipe> recipes) {
                             ref::decode_emulated(c.batch, c.q, cache, r, r.num_splits, &progress));
   }
   check_references_finite(c);
+}
+
+std::vector<float> widen_bf16(std::span<const uint16_t> bf16) {
+  std::vector<float> out(bf16.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(bf16[i]);
+  return out;
 }
 
 problem::KvCache golden_cache(const GoldenCase& c, const problem::Recipe& r) {

@@ -60,6 +60,9 @@ GoldenCase read_case(const io::SafetensorsReader& file, CachesToRead caches = {}
 // each recipe (each recipe's default split count). Progress on stderr for long work.
 void complete(GoldenCase& c, std::span<const problem::Recipe> recipes);
 
+// bf16 bits widened to float (exact): how every command turns a bf16 output into values.
+std::vector<float> widen_bf16(std::span<const uint16_t> bf16);
+
 // The case's cache in the recipe's KV format (spans into c; both quantized caches must be there,
 // as after complete()). The fp8 variant is the recipe's; the golden caches are e4m3fn.
 problem::KvCache golden_cache(const GoldenCase& c, const problem::Recipe& r);

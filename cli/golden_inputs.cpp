@@ -237,8 +237,7 @@ ScheduleFree schedule_free(const problem::Batch& batch, std::span<const uint16_t
   ScheduleFree f{ref::decode_emulated(batch, q, cache, recipe, problem::Schedule::single(), o,
                                       progress),
                  {}};
-  std::vector<float> widened(f.emulation.out.size());
-  for (std::size_t i = 0; i < widened.size(); ++i) widened[i] = quant::bf16_to_f32(f.emulation.out[i]);
+  const std::vector<float> widened = widen_bf16(f.emulation.out);
   const ref::EmulatedResult& e = f.emulation;
   f.bound = check::schedule_free_bound(recipe, data, layout,
                                        {e.pv_spread, e.pv_abs, e.p_underflow, e.p_underflow_abs,

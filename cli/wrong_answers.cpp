@@ -35,12 +35,6 @@ std::optional<Batch> without_keys(const Batch& b, Drop drop) {
                1, b.cache_rows());
 }
 
-std::vector<float> widen(const std::vector<uint16_t>& bf16) {
-  std::vector<float> out(bf16.size());
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(bf16[i]);
-  return out;
-}
-
 // Rotates every 576-dim row left by `by` dims.
 std::vector<uint16_t> rotate_rows(const std::vector<uint16_t>& x, int by) {
   std::vector<uint16_t> out(x.size());
@@ -101,7 +95,7 @@ std::vector<check::WrongAnswer> WrongAnswers::for_recipe(const problem::Recipe& 
       what = "every MXFP4 block scale taken as 1";
     }
     wrong.push_back({"forget-kv-scale", what,
-                     widen(ref::decode_emulated(b, c.q, cache, recipe, recipe.num_splits).out)});
+                     widen_bf16(ref::decode_emulated(b, c.q, cache, recipe, recipe.num_splits).out)});
   }
 
   constexpr int kShift = problem::kRopeDim;  // V = dims 64..575, the rope dims included
