@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/distinct_paths.h"
 #include "cli/json_report.h"
 #include "cli/gpu_cases.h"
 #include "cli/version.h"
@@ -115,6 +116,7 @@ int64_t min_bytes(const problem::Batch& batch, problem::KvFormat kv) {
 #endif
 
 int run_bench(const BenchOptions& o) {
+  require_distinct({{"--json", o.json.value_or("")}}, {{"--case-list", o.case_list}});
   if (o.reps < 1 || o.warmup < 0 || o.flush_mb < 0 || o.ceiling_mb < 1)
     throw std::invalid_argument("--reps >= 1, --warmup >= 0, --flush-mb >= 0, --ceiling-mb >= 1");
   for (const int n : o.splits)

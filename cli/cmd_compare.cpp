@@ -23,6 +23,8 @@
 #include "check/report_json.h"
 #include "check/report_text.h"
 #include "cli/commands.h"
+#include "cli/distinct_paths.h"
+#include "cli/option_checks.h"
 #include "cli/golden_inputs.h"
 #include "cli/json_report.h"
 #include "cli/progress_printer.h"
@@ -73,6 +75,7 @@ std::string repro_line(const CompareOptions& o, const problem::Recipe& r) {
 }
 
 int run_compare(const CompareOptions& o) {
+  require_distinct({{"--json", o.json.value_or("")}}, {{"GOLDEN", o.golden}, {"OUTPUT", o.output}});
   const problem::Recipe recipe = recipe_from_options(o.recipe, o.fields);
   const check::EmptyRows empty_rows =
       o.empty_rows == "any" ? check::EmptyRows::any : check::EmptyRows::zero;
@@ -229,7 +232,7 @@ void add_compare_command(CLI::App& app, Runner& run) {
       ->check(CLI::IsMember({"zero", "any"}))
       ->capture_default_str();
   sub->add_option("--json", opts->json, "also write the full report as JSON to this file");
-  sub->add_option("--worst", opts->worst, "how many worst elements to list")->capture_default_str();
+  sub->add_option("--worst", opts->worst, "how many worst elements to list")->check(unsigned_digits())->capture_default_str();
   sub->callback([&run, opts, sub] {
     opts->tensor_given = sub->count("--tensor") > 0;
     run = [opts] { return run_compare(*opts); };

@@ -24,6 +24,7 @@
 #include "check/tolerance.h"
 #include "check/ulp.h"
 #include "cli/commands.h"
+#include "cli/distinct_paths.h"
 #include "cli/golden_inputs.h"
 #include "cli/json_report.h"
 #include "cli/progress_printer.h"
@@ -311,6 +312,8 @@ void write_maps(const std::filesystem::path& dir, const check::ErrorMaps& m, int
 }
 
 int run_drift(const DriftOptions& o) {
+  require_distinct({{"--json", o.json.value_or("")}, {"--maps", o.maps.value_or("")}},
+                   {{"GOLDEN", o.golden}, {"OUTPUT", o.output}});
   const problem::Recipe recipe = recipe_from_options(o.recipe, o.fields);
   const JudgedGolden g = read_judged_golden(o.golden, caches_for(recipe));
   const io::SafetensorsReader f(o.output);

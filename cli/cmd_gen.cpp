@@ -1,5 +1,6 @@
 // `mlacheck gen`: generate cases (inputs from (seed, shape, profile)), their quantized caches and
 // reference outputs, written as golden files; or regenerate and check the manifest of hashes.
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -8,6 +9,8 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
+#include "cli/distinct_paths.h"
+#include "cli/option_checks.h"
 #include "cli/golden_case.h"
 #include "io/golden.h"
 #include "io/manifest.h"
@@ -82,6 +85,9 @@ bool affordable(const ref::CaseSpec& s, int64_t max_keys) {
 
 int check_manifest(const GenOptions& o) {
   const io::Manifest m = io::read_manifest(*o.check_manifest);
+  for (const std::string& n : o.case_names)
+    if (std::none_of(m.cases.begin(), m.cases.end(), [&](const io::ManifestCase& mc) { return mc.name == n; }))
+      throw std::invalid_argument("--cases: no case named '" + n + "' in the manifest " + *o.check_manifest);
   int failed = 0, checked = 0, skipped = 0;
   for (const io::ManifestCase& mc : m.cases) {
     const std::vector<ref::CaseSpec> spec = ref::parse_case_list(mc.case_line, *o.check_manifest);
@@ -94,6 +100,7 @@ int check_manifest(const GenOptions& o) {
       ++skipped;
       continue;
     }
+    require_memory(golden_case_bytes(case_size(spec[0]), 0), "regenerating case " + mc.name);
     GoldenCase c = generate_case(spec[0]);
     complete(c, {});
     const auto got = manifest_hashes(c);
@@ -115,14 +122,14 @@ int check_manifest(const GenOptions& o) {
     std::fflush(stdout);
   }
   fmt::print("manifest {}: {} checked, {} failed, {} skipped\n", *o.check_manifest, checked, failed, skipped);
-  if (checked == 0) {
-    fmt::print(stderr, "mlacheck gen: no manifest case was checked\n");
-    return kExitFail;
-  }
+  // Nothing checked is not a pass and not a mismatch either: the options left nothing to do.
+  if (checked == 0) throw std::invalid_argument("no manifest case was checked (all skipped by --max-keys)");
   return failed == 0 ? kExitOk : kExitFail;
 }
 
 int run_gen(const GenOptions& o) {
+  require_distinct({{"-o", o.out}, {"--write-manifest", o.write_manifest.value_or("")}},
+                   {{"--case-list", o.case_list}, {"--check-manifest", o.check_manifest.value_or("")}});
   if (o.check_manifest) return check_manifest(o);
   const std::vector<problem::Recipe> recipes = o.inputs_only ? std::vector<problem::Recipe>{} : parse_recipes(o.recipes);
   const std::vector<ref::CaseSpec> cases = selected_cases(o);
@@ -130,9 +137,14 @@ int run_gen(const GenOptions& o) {
   const bool many = !o.case_list.empty();
   if (many && !o.out.empty()) std::filesystem::create_directories(o.out);
 
+  if (std::none_of(cases.begin(), cases.end(), [&](const ref::CaseSpec& s) { return affordable(s, o.max_keys); }))
+    throw std::invalid_argument(fmt::format("every one of the {} cases has more than --max-keys {} keys: nothing to generate",
+                                            cases.size(), o.max_keys));
   io::Manifest manifest;
   for (const ref::CaseSpec& spec : cases) {
     if (!affordable(spec, o.max_keys)) continue;
+    require_memory(golden_case_bytes(case_size(spec), o.inputs_only ? 0 : recipes.size()),
+                   "generating case " + spec.name);
     GoldenCase c = generate_case(spec);
     // The manifest pins inputs, caches and the exact output: recipes only when a file is written.
     if (!o.out.empty() && !o.inputs_only) complete(c, recipes);
@@ -165,26 +177,34 @@ void add_gen_command(CLI::App& app, Runner& run) {
   CLI::App* sub = app.add_subcommand(
       "gen", "Generate cases (same bits on every machine and thread count) and write golden files: "
              "inputs, quantized caches, exact and emulated outputs");
-  sub->add_option("--case-list", o->case_list, "case list file (data/cases/*.txt); -o is then a directory");
+  auto* case_list = sub->add_option("--case-list", o->case_list, "case list file (data/cases/*.txt); -o is then a directory");
   sub->add_option("--cases", o->case_names, "only these case names of the list / manifest")->delimiter(',');
   auto* batch = sub->add_option("--batch", o->spec.batch, "requests");
   auto* kv = sub->add_option("--kv-len", o->spec.kv_len, "keys per request (the maximum when ragged)");
-  auto* seed = sub->add_option("--seed", o->spec.seed, "seed");
-  sub->add_option("--q-len", o->spec.q_len, "queries per request, 1..4 (causal)")->capture_default_str();
-  sub->add_option("--profile", o->profile, "harness, peaked, outliers or boundary")->capture_default_str();
-  sub->add_option("--layout", o->layout, "uniform or ragged (lengths 0, 1, primes, page boundary ±1)")
+  auto* seed = sub->add_option("--seed", o->spec.seed, "seed")->check(unsigned_digits());
+  auto* q_len = sub->add_option("--q-len", o->spec.q_len, "queries per request, 1..4 (causal)")->capture_default_str();
+  auto* profile = sub->add_option("--profile", o->profile, "harness, peaked, outliers or boundary")->capture_default_str();
+  auto* layout = sub->add_option("--layout", o->layout, "uniform or ragged (lengths 0, 1, primes, page boundary ±1)")
       ->capture_default_str();
-  sub->add_option("--page-size", o->spec.page_size, "page size of a paged cache (1 = contiguous)")
+  auto* page_size = sub->add_option("--page-size", o->spec.page_size, "page size of a paged cache (1 = contiguous)")
       ->capture_default_str();
-  sub->add_flag("--shuffle-pages", o->spec.shuffle_pages, "pages in a random order through the page table");
-  sub->add_option("--name", o->spec.name, "case name (default: from the shape)");
-  sub->add_option("--recipes", o->recipes, "comma-separated recipes to emulate, or all")->capture_default_str();
-  sub->add_flag("--inputs-only", o->inputs_only, "write only the inputs (q, kv, indptr); `mlacheck ref` fills the rest");
-  sub->add_option("-o,--out", o->out, "output file (one case) or directory (a case list)");
-  sub->add_option("--check-manifest", o->check_manifest,
+  auto* shuffle = sub->add_flag("--shuffle-pages", o->spec.shuffle_pages, "pages in a random order through the page table");
+  auto* name = sub->add_option("--name", o->spec.name, "case name (default: from the shape)");
+  auto* recipes = sub->add_option("--recipes", o->recipes, "comma-separated recipes to emulate, or all")->capture_default_str();
+  auto* inputs_only = sub->add_flag("--inputs-only", o->inputs_only, "write only the inputs (q, kv, indptr); `mlacheck ref` fills the rest");
+  auto* out = sub->add_option("-o,--out", o->out, "output file (one case) or directory (a case list)");
+  auto* check = sub->add_option("--check-manifest", o->check_manifest,
                   "regenerate every case of this manifest and compare the hashes; exit 1 on a mismatch");
-  sub->add_option("--write-manifest", o->write_manifest, "write the hashes of the generated cases to this file");
-  sub->add_option("--max-keys", o->max_keys, "skip cases with more than this many keys (batch x kv_len)");
+  auto* write = sub->add_option("--write-manifest", o->write_manifest, "write the hashes of the generated cases to this file");
+  sub->add_option("--max-keys", o->max_keys, "skip cases with more than this many keys (batch x kv_len)")
+      ->check(CLI::NonNegativeNumber);
+  // Options that cannot take effect together are refused, never silently ignored.
+  for (CLI::Option* regenerating_only : {case_list, batch, kv, seed, q_len, profile, layout, page_size, shuffle,
+                                         name, recipes, inputs_only, out, write})
+    check->excludes(regenerating_only);
+  for (CLI::Option* one_case_only : {batch, kv, seed, q_len, profile, layout, page_size, shuffle, name})
+    case_list->excludes(one_case_only);
+  inputs_only->excludes(recipes);
   sub->callback([&run, o, batch, kv, seed] {
     o->given_shape = batch->count() + kv->count() + seed->count() > 0;
     if (o->case_list.empty() && !o->check_manifest && (batch->count() == 0 || kv->count() == 0 || seed->count() == 0))

@@ -23,6 +23,8 @@
 #include "check/gate.h"
 #include "check/tolerance.h"
 #include "cli/commands.h"
+#include "cli/distinct_paths.h"
+#include "cli/option_checks.h"
 #include "cli/golden_inputs.h"
 #include "cli/json_report.h"
 #include "cli/progress_printer.h"
@@ -216,6 +218,7 @@ std::string describe(const Candidate& c) {
 }
 
 int run_identify(const IdentifyOptions& o) {
+  require_distinct({{"--json", o.json.value_or("")}}, {{"GOLDEN", o.golden}, {"OUTPUT", o.output}});
   const JudgedGolden g = read_judged_golden(o.golden);
   const io::SafetensorsReader out_file(o.output);
   const auto got = read_output_tensor(out_file, o.tensor, g.inputs.batch.total_q());
@@ -338,7 +341,7 @@ void add_identify_command(CLI::App& app, Runner& run) {
   sub->add_option("GOLDEN", o->golden, "golden safetensors file")->required();
   sub->add_option("OUTPUT", o->output, "safetensors file with the kernel's output")->required();
   sub->add_option("--tensor", o->tensor, "output tensor name")->capture_default_str();
-  sub->add_option("--top", o->top, "how many candidates to print")->capture_default_str();
+  sub->add_option("--top", o->top, "how many candidates to print")->check(unsigned_digits())->capture_default_str();
   sub->add_option("--sample-keys", o->sample_keys,
                   "query-key pairs emulated per candidate (requests are sampled beyond this)")
       ->check(CLI::PositiveNumber)

@@ -15,6 +15,7 @@
 #include "check/power.h"
 #include "check/report_json.h"
 #include "cli/commands.h"
+#include "cli/distinct_paths.h"
 #include "cli/json_report.h"
 #include "cli/golden_case.h"
 #include "cli/golden_inputs.h"
@@ -70,6 +71,7 @@ std::vector<check::WrongAnswer> other_schedules(const GoldenCase& c, const probl
 }
 
 int run_power(const PowerOptions& o) {
+  require_distinct({{"--json", o.json.value_or("")}}, {{"--case-list", o.case_list}});
   const std::vector<problem::Recipe> recipes = parse_recipes(o.recipes);
   std::vector<ref::CaseSpec> cases = ref::read_case_list(o.case_list);
   if (!o.case_names.empty())
@@ -98,6 +100,7 @@ int run_power(const PowerOptions& o) {
   int failures = 0;
   int free_misses = 0;
   for (const ref::CaseSpec& spec : cases) {
+    require_memory(golden_case_bytes(case_size(spec), recipes.size()), "power case " + spec.name);
     GoldenCase c = generate_case(spec);
     complete(c, recipes);
     const check::DataScale data = check::data_scale(c.q, c.kv, c.batch);

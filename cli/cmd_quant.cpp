@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
+#include "cli/distinct_paths.h"
 #include "cli/quant_formats.h"
 #include "cli/version.h"
 #include "io/safetensors.h"
@@ -71,6 +72,7 @@ quant::Overflow overflow_of(const QuantOptions& o) {
 }
 
 int run_quant(const QuantOptions& o) {
+  require_distinct({{"OUT", o.out}}, {{"IN", o.in}});
   const auto format = find_quant_format(o.format);
   if (!format) throw std::invalid_argument("unknown --format '" + o.format + "' (see `mlacheck list`)");
   const bool plain_fp8 = format->id == QuantFormatId::e4m3fn || format->id == QuantFormatId::e4m3fnuz;

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
+#include "cli/distinct_paths.h"
 #include "cli/golden_case.h"
 
 namespace mlacheck::cli {
@@ -16,8 +17,10 @@ struct RefOptions {
 };
 
 int run_ref(const RefOptions& o) {
+  require_distinct({{"OUT", o.out}}, {{"IN", o.in}});
   const std::vector<problem::Recipe> recipes = parse_recipes(o.recipes);
   const io::SafetensorsReader reader(o.in);
+  require_memory(golden_case_bytes(case_size(reader), recipes.size()), "ref " + o.in);
   GoldenCase c = read_case(reader);
   complete(c, recipes);
   write_case(c, o.out);

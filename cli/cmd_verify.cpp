@@ -35,6 +35,7 @@
 #include "check/report_json.h"
 #include "check/report_text.h"
 #include "cli/commands.h"
+#include "cli/distinct_paths.h"
 #include "cli/shell_quote.h"
 #include "io/atomic_file.h"
 #include "cli/json_report.h"
@@ -162,6 +163,7 @@ nlohmann::json row_json(const Row& r) {
 }
 
 int run_verify(const VerifyOptions& o) {
+  require_distinct({{"--json", o.json.value_or("")}, {"--junit", o.junit.value_or("")}}, {{"--case-list", o.case_list}});
   const auto started = std::chrono::steady_clock::now();
   const std::string list = o.case_list.empty() ? default_case_list() : o.case_list;
   const std::vector<ref::CaseSpec> cases = select_cases(list, o.case_names);

@@ -1,5 +1,6 @@
 #include "cli/golden_case.h"
 
+#include <charconv>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -126,6 +127,24 @@ GoldenCase generate_case(const ref::CaseSpec& spec) {
   return c;
 }
 
+CaseSize case_size(const io::SafetensorsReader& f) {
+  const auto extent = [&](std::string_view name, std::size_t dim) -> int64_t {
+    if (!f.contains(name)) return 0;
+    const auto& shape = f.info(name).shape;
+    return dim < shape.size() ? shape[dim] : 0;
+  };
+  return {extent(gt::q, 0), extent(gt::kv, 0), std::max<int64_t>(0, extent(gt::qo_indptr, 0) - 1),
+          extent(gt::kv_indices, 0)};
+}
+
+CaseSize case_size(const ref::CaseSpec& s) {
+  const int64_t batch = std::max(s.batch, 0), len = std::max(s.kv_len, 0), page = std::max(s.page_size, 1);
+  const int64_t pages_per_request = (len + page - 1) / page;
+  const bool paged = s.page_size != 1 || s.shuffle_pages;
+  return {batch * std::clamp(s.q_len, 1, problem::kMaxQSeqLen), paged ? batch * pages_per_request * page : batch * len,
+          batch, paged ? batch * pages_per_request : 0};
+}
+
 GoldenCase read_case(const io::SafetensorsReader& f, CachesToRead caches) {
   const std::string file = f.path().string();
   std::vector<int32_t> qo = read_indptr(f, gt::qo_indptr), kvp = read_indptr(f, gt::kv_indptr);
@@ -133,11 +152,11 @@ GoldenCase read_case(const io::SafetensorsReader& f, CachesToRead caches) {
   if (f.contains(gt::kv_indices)) indices = read_indptr(f, gt::kv_indices);
   int32_t page_size = 1;
   if (auto it = f.metadata().find(std::string(gm::page_size)); it != f.metadata().end()) {
-    try {
-      page_size = std::stoi(it->second);
-    } catch (const std::exception&) {
-      throw io::Error(fmt::format("{}: __metadata__ page_size '{}' is not an integer", file, it->second));
-    }
+    // Exactly the digits of a positive int32 (std::stoi took "16.5", "16abc", " 16" and "+16").
+    const std::string& text = it->second;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), page_size);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty() || page_size < 1)
+      throw io::Error(fmt::format("{}: __metadata__ page_size '{}' is not an integer >= 1", file, text));
   }
   const io::TensorInfo& kv_info = f.info(gt::kv);
   if (kv_info.dtype != io::DType::BF16 || kv_info.shape.size() != 3 || kv_info.shape[1] != 1 ||
@@ -187,15 +206,7 @@ void complete(GoldenCase& c, std::span<const problem::Recipe> recipes) {
     // zeros.
     Fp8CacheData d;
     d.codes.resize(c.kv.size());
-    const std::vector<bool> read = rows_read(c.batch);
-    if (std::all_of(read.begin(), read.end(), [](bool r) { return r; })) {
-      d.scale = quant::fp8_harness_quantize(c.kv, kGoldenFp8, d.codes);
-    } else {
-      std::vector<uint16_t> masked(c.kv);
-      for (std::size_t r = 0; r < read.size(); ++r)
-        if (!read[r]) std::fill_n(masked.begin() + static_cast<std::ptrdiff_t>(r * kQkDim), kQkDim, 0);
-      d.scale = quant::fp8_harness_quantize(masked, kGoldenFp8, d.codes);
-    }
+    d.scale = quant::fp8_harness_quantize_rows(c.kv, kQkDim, rows_read(c.batch), kGoldenFp8, d.codes);
     c.fp8 = std::move(d);
   }
   if (!c.mxfp4) {

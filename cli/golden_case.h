@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/memory_budget.h"
 #include "io/safetensors.h"
 #include "problem/batch.h"
 #include "problem/kv_cache.h"
@@ -55,6 +56,11 @@ struct CachesToRead {
   bool fp8 = true, mxfp4 = true;
 };
 GoldenCase read_case(const io::SafetensorsReader& file, CachesToRead caches = {});
+// The sizes read_case will allocate, from the header alone (nothing is read): for the memory
+// estimate before reading (memory_budget.h). Missing tensors count as empty; read_case reports them.
+CaseSize case_size(const io::SafetensorsReader& file);
+// The same for a case to generate; an upper bound for ragged lengths (every length <= kv_len).
+CaseSize case_size(const ref::CaseSpec& spec);
 
 // Fills in what is missing: both quantized caches, the exact output, and the emulated output of
 // each recipe (each recipe's default split count). Progress on stderr for long work.

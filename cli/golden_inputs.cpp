@@ -162,6 +162,7 @@ CachesToRead caches_for(const problem::Recipe& recipe) {
 
 JudgedGolden read_judged_golden(const std::string& path, CachesToRead caches) {
   const io::SafetensorsReader r(path);
+  require_memory(judging_bytes(case_size(r), caches.fp8, caches.mxfp4), "judging against " + path);
   const auto schema = r.metadata().find(std::string(gm::schema));
   if (schema != r.metadata().end() && schema->second != io::golden::kSchema)
     fail(fmt::format("{}: golden schema '{}', this mlacheck reads '{}'", path, schema->second,

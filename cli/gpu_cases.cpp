@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "cli/golden_case.h"
 #include "cli/progress_printer.h"
 #include "ref/case_list.h"
 
@@ -40,6 +41,7 @@ ref::CaseSpec unpoisoned(ref::CaseSpec s) {
 }  // namespace
 
 PreparedCase::PreparedCase(const ref::CaseSpec& spec) : spec_(spec), inputs_([&] {
+  require_memory(golden_case_bytes(case_size(spec), 1), "case " + spec.name);
   ProgressPrinter progress("generate " + spec.name);
   return ref::generate(unpoisoned(spec), &progress);
 }()) {

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/version.h"
+#include "io/printable.h"
 
 int main(int argc, char** argv) {
   using namespace mlacheck::cli;
@@ -35,9 +36,18 @@ int main(int argc, char** argv) {
   }
   try {
     return run ? run() : kExitUsage;
+  } catch (const std::bad_alloc&) {
+    // The estimates (cli/memory_budget.h) should refuse a case that cannot fit before this.
+    std::fflush(stdout);
+    fmt::print(stderr, "mlacheck: error: out of memory (std::bad_alloc) although the estimate before "
+                       "reading allowed it; set MLACHECK_MEMORY_AVAILABLE lower or free memory\n");
+    return kExitUsage;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "mlacheck: error: {}\n", e.what());
+    // Any message may quote a hostile file: escaped and capped here too (io/printable.h).
+    fmt::print(stderr, "mlacheck: error: {}\n",
+               mlacheck::io::printable(e.what(), {.max_chars = mlacheck::io::kMaxMessageChars,
+                                                  .keep_newlines = true}));
     return kExitUsage;
   }
 }

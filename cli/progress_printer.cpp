@@ -7,6 +7,16 @@
 
 namespace mlacheck::cli {
 
+std::string progress_line(std::string_view what, int64_t done, int64_t total, double elapsed_s) {
+  const double fraction = static_cast<double>(done) / static_cast<double>(total);
+  // Work is uneven at the start (allocation, thread spin-up): see kMinFractionForEstimate.
+  if (fraction < kMinFractionForEstimate)
+    return fmt::format("  {}: {:5.1f} % ({:.0f} s elapsed)", what, 100 * fraction, elapsed_s);
+  const double left = elapsed_s * (1 - fraction) / fraction;
+  return fmt::format("  {}: {:5.1f} % ({:.0f} s elapsed, ~{:.0f} s left)", what, 100 * fraction,
+                     elapsed_s, left);
+}
+
 ProgressPrinter::ProgressPrinter(std::string what) : what_(std::move(what)) {}
 
 void ProgressPrinter::update(int64_t done, int64_t total) {
@@ -18,10 +28,7 @@ void ProgressPrinter::update(int64_t done, int64_t total) {
     return;
   }
   if (elapsed < 1.0 || now - last_print_ < std::chrono::seconds(1) || total <= 0) return;
-  const double fraction = static_cast<double>(done) / static_cast<double>(total);
-  const double left = fraction > 0 ? elapsed * (1 - fraction) / fraction : 0;
-  fmt::print(stderr, "  {}: {:5.1f} % ({:.0f} s elapsed, ~{:.0f} s left)\n", what_, 100 * fraction,
-             elapsed, left);
+  fmt::print(stderr, "{}\n", progress_line(what_, done, total, elapsed));
   std::fflush(stderr);
   last_print_ = now;
   printed_ = true;

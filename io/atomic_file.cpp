@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "io/detail/posix_file.h"
+#include "io/detail/temp_cleanup.h"
 #include "io/error.h"
 
 namespace mlacheck::io {
@@ -18,11 +19,13 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
   const int fd = ::mkstemp(name.data());
   if (fd < 0) throw Error(detail::errno_message(pattern, "create", errno));
   tmp_ = name;
+  cleanup_slot_ = detail::register_temporary(tmp_);
   ::fchmod(fd, 0644);  // mkstemp creates 0600; the outputs are meant to be shared
   file_ = std::make_unique<detail::WriteOnlyFile>(tmp_, fd);
 }
 
 AtomicFile::~AtomicFile() {
+  detail::unregister_temporary(cleanup_slot_);
   if (committed_) return;
   file_.reset();
   std::error_code ignored;  // best effort: the error that got us here is the one worth reporting
@@ -37,6 +40,10 @@ void AtomicFile::commit() {
   file_->sync_and_close();
   std::error_code ec;
   std::filesystem::rename(tmp_, target_, ec);
+  if (!ec) {  // the name is the target's now: a signal must not remove it
+    detail::unregister_temporary(cleanup_slot_);
+    cleanup_slot_ = -1;
+  }
   if (ec) throw Error(target_.string() + ": renaming " + tmp_.string() + " onto it failed: " + ec.message());
   committed_ = true;
 }

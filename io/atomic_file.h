@@ -4,7 +4,8 @@
 // that name is never opened), are fsynced, closed with the result checked, and renamed onto the
 // target. A reader sees the old file or the whole new one; two writers of one target each write
 // their own temporary, and the last rename wins with a complete file. On any failure, or when
-// the object is destroyed without commit(), the temporary is removed.
+// the object is destroyed without commit(), the temporary is removed; on SIGINT, SIGTERM or
+// SIGHUP too (detail/temp_cleanup.h).
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -34,6 +35,7 @@ class AtomicFile {
   std::filesystem::path target_, tmp_;
   std::unique_ptr<detail::WriteOnlyFile> file_;
   bool committed_ = false;
+  int cleanup_slot_ = -1;  // detail/temp_cleanup.h: removed on SIGINT/SIGTERM/SIGHUP while live
 };
 
 // The whole file at once.

@@ -2,14 +2,14 @@
 
 #include "io/atomic_file.h"
 
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 #define XXH_INLINE_ALL  // header-only: no libxxhash needed where the binary runs
 #include <xxhash.h>
 
 #include "io/error.h"
+#include "io/printable.h"
+#include "io/text_file.h"
 
 namespace mlacheck::io {
 
@@ -25,26 +25,28 @@ std::string hash_bytes(std::span<const std::byte> bytes) {
   return out;
 }
 
-Manifest read_manifest(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path.string() + ": cannot open the manifest");
-  std::stringstream text;
-  text << in.rdbuf();
+Manifest parse_manifest(std::string_view text, const std::string& origin) {
   Manifest m;
   try {
-    const auto j = nlohmann::json::parse(text.str());
+    const auto j = nlohmann::json::parse(text);
+    const auto field = [&](const char* key) { return printable(j.at(key).get<std::string>()); };
     if (j.at("schema").get<std::string>() != kManifestSchema)
-      throw Error(path.string() + ": schema '" + j.at("schema").get<std::string>() + "', expected '" +
-                  kManifestSchema + "'");
+      throw Error(origin + ": schema '" + field("schema") + "', expected '" + kManifestSchema + "'");
     if (j.at("hash").get<std::string>() != "xxh3-64")
-      throw Error(path.string() + ": hash '" + j.at("hash").get<std::string>() + "', expected xxh3-64");
+      throw Error(origin + ": hash '" + field("hash") + "', expected xxh3-64");
     for (const auto& c : j.at("cases"))
       m.cases.push_back({c.at("name").get<std::string>(), c.at("case").get<std::string>(),
                          c.at("tensors").get<std::map<std::string, std::string>>()});
   } catch (const nlohmann::json::exception& e) {
-    throw Error(path.string() + ": not a valid manifest: " + e.what());
+    throw Error(origin + ": not a valid manifest: " + printable(e.what()));
   }
+  // A manifest that pins nothing checks nothing: that is a wrong file, not a pass.
+  if (m.cases.empty()) throw Error(origin + ": the manifest has no case");
   return m;
+}
+
+Manifest read_manifest(const std::filesystem::path& path) {
+  return parse_manifest(read_text_file(path, "manifest"), path.string());
 }
 
 void write_manifest(const std::filesystem::path& path, const Manifest& manifest) {

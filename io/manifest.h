@@ -10,6 +10,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mlacheck::io {
@@ -29,7 +30,9 @@ struct Manifest {
   std::vector<ManifestCase> cases;
 };
 
-// Throws io::Error naming the file for unreadable files, invalid JSON or a wrong schema.
+// Throws io::Error naming `origin` for invalid JSON, a wrong schema or no case at all.
+Manifest parse_manifest(std::string_view text, const std::string& origin);
+// The same for a file, which must be a regular file of at most kMaxTextInputBytes (text_file.h).
 Manifest read_manifest(const std::filesystem::path& path);
 // Written through a temporary file and a rename, like the safetensors writer.
 void write_manifest(const std::filesystem::path& path, const Manifest& manifest);

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "io/detail/checked_size.h"
+#include "io/detail/header.h"
 #include "io/detail/posix_file.h"
 #include "io/safetensors.h"
 
@@ -90,6 +91,11 @@ void SafetensorsWriter::write(const std::filesystem::path& path) const {
   std::string text = header.dump();
   // Pad with spaces so the data buffer starts on a multiple of 8, as the reference writer does.
   text.append((8 - (8 + text.size()) % 8) % 8, ' ');
+  // Never write what our own reader (and safetensors') refuses: fail before creating anything.
+  if (text.size() > detail::kMaxHeaderBytes)
+    throw Error(path.string() + ": the header would be " + std::to_string(text.size()) +
+                " bytes, more than the " + std::to_string(detail::kMaxHeaderBytes) +
+                " a reader accepts (too many tensors or too much metadata)");
 
   AtomicFile out(path);
   out.write(le_u64(text.size()));

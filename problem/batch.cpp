@@ -57,7 +57,8 @@ Batch::Batch(std::vector<int32_t> qo_indptr, std::vector<int32_t> kv_indptr,
   const int64_t num_pages = cache_rows_ / page_size_;
   page_indptr_.assign(kv_indptr_.size(), 0);
   for (int64_t b = 0; b < num_requests(); ++b)
-    page_indptr_[b + 1] = page_indptr_[b] + (kv_len(b) + page_size_ - 1) / page_size_;
+    // 64-bit: kv_len + page_size - 1 overflows int32 near 2^31 (found by UBSan).
+    page_indptr_[b + 1] = page_indptr_[b] + (int64_t{kv_len(b)} + page_size_ - 1) / page_size_;
   if (page_indptr_.back() != static_cast<int64_t>(kv_indices_.size()))
     throw ProblemError(fmt::format("kv_indices has {} entries; the lengths in kv_indptr with page_size {} "
                                    "need {}", kv_indices_.size(), page_size_, page_indptr_.back()));
@@ -74,9 +75,9 @@ Batch Batch::uniform(int32_t batch, int32_t kv_len, int32_t q_len) {
   if (static_cast<int64_t>(batch) * kv_len > INT32_MAX || static_cast<int64_t>(batch) * q_len > INT32_MAX)
     throw ProblemError(fmt::format("batch {} x kv_len {} overflows int32 indptr", batch, kv_len));
   std::vector<int32_t> qo(static_cast<std::size_t>(batch) + 1), kv(qo.size());
-  for (int32_t b = 0; b <= batch; ++b) {
-    qo[b] = b * q_len;
-    kv[b] = b * kv_len;
+  for (int64_t b = 0; b <= batch; ++b) {  // 64-bit: b <= INT32_MAX never ends in int32
+    qo[b] = static_cast<int32_t>(b * q_len);
+    kv[b] = static_cast<int32_t>(b * kv_len);
   }
   return Batch(std::move(qo), std::move(kv), {}, 1, static_cast<int64_t>(batch) * kv_len);
 }

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <sstream>
-#include <sys/stat.h>
 
 #include <fmt/core.h>
 
+#include "io/error.h"
+#include "io/printable.h"
+#include "io/text_file.h"
 #include "problem/error.h"
 
 namespace mlacheck::problem {
@@ -23,16 +24,13 @@ int64_t parse_count(std::string_view item, std::string_view value, int64_t lo, i
 }
 
 std::vector<std::vector<int64_t>> read_table(const std::string& path) {
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0)
-    throw ProblemError(fmt::format("schedule table {}: cannot open", path));
-  if (!S_ISREG(st.st_mode))
-    throw ProblemError(fmt::format("schedule table {}: not a regular file", path));
-  if (static_cast<std::size_t>(st.st_size) > kMaxScheduleFileBytes)
-    throw ProblemError(fmt::format("schedule table {}: {} bytes, more than the {} allowed", path,
-                                   st.st_size, kMaxScheduleFileBytes));
-  std::ifstream in(path);
-  if (!in) throw ProblemError(fmt::format("schedule table {}: cannot open", path));
+  std::string text;
+  try {
+    text = io::read_text_file(path, "schedule table", kMaxScheduleFileBytes);
+  } catch (const io::Error& e) {
+    throw ProblemError(e.what());
+  }
+  std::istringstream in(text);
   std::vector<std::vector<int64_t>> table;
   std::string line;
   int line_no = 0;
@@ -47,7 +45,7 @@ std::vector<std::vector<int64_t>> read_table(const std::string& path) {
       const auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
       if (ec != std::errc() || end != w.data() + w.size() || v < 0)
         throw ProblemError(fmt::format("schedule table {}:{}: '{}' is not a key offset >= 0",
-                                       path, line_no, w));
+                                       path, line_no, io::printable(w)));
       if (!starts.empty() && v <= starts.back())
         throw ProblemError(fmt::format(
             "schedule table {}:{}: split starts must increase ({} after {})", path, line_no, v,

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "quant/formats.h"
 
@@ -24,6 +25,13 @@ float fp8_harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt,
 // 5's clamp) into y_bf16, for locating where a difference starts.
 float fp8_harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt,
                            std::span<uint8_t> codes, std::span<uint16_t> y_bf16);
+
+// The same over the rows with row_read[r] set only (row r = elements [r*row_len, (r+1)*row_len)):
+// the others take no part in amax, whatever they hold (NaN included), and get the codes of +0.
+// Equal to fp8_harness_quantize of a copy with those rows zeroed, without the copy.
+float fp8_harness_quantize_rows(std::span<const uint16_t> x_bf16, std::size_t row_len,
+                                const std::vector<bool>& row_read, Fp8Format fmt,
+                                std::span<uint8_t> codes);
 
 // aiter's dynamic_per_tensor_quant (`fp8-dynamic`, NUMERICS §4.1 with the IEEE reciprocal of aiter
 // <= 2026-03-17): scale = max over rows of fl32(rowAbsMax * fl32(1/M)) in float32, no floor;

@@ -4,6 +4,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "quant/bf16.h"
 #include "quant/bits.h"
@@ -38,9 +39,16 @@ void encode_scaled(std::span<const float> x, float inv, Fp8Format fmt, std::span
     codes[i] = f32_to_fp8(clamp_symmetric(detail::mul_amd_nan(x[i], inv), m), fmt, Overflow::nan);
 }
 
+// Rows that take part in the scale; the others are quantized as +0. Empty = every row.
+struct RowsRead {
+  const std::vector<bool>* read = nullptr;
+  std::size_t row_len = 1;
+  bool operator()(std::size_t element) const { return read == nullptr || (*read)[element / row_len]; }
+};
+
 // NUMERICS §4, steps 1-7; y (may be null) receives each element's bf16 value after step 5.
 float harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt, std::span<uint8_t> codes,
-                       uint16_t* y) {
+                       uint16_t* y, RowsRead rows = {}) {
   const std::size_t n = x_bf16.size();
 
   // Step 1: amax of |x| in bf16. On magnitudes the integer order is the value order, and every
@@ -48,7 +56,7 @@ float harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt, std::spa
   unsigned amax = 0;
 #pragma omp parallel for schedule(static) reduction(max : amax) if (n >= detail::kMinParallelWork)
   for (std::size_t i = 0; i < n; ++i) {
-    const unsigned mag = x_bf16[i] & kBf16AbsMask;
+    const unsigned mag = rows(i) ? x_bf16[i] & kBf16AbsMask : 0u;
     amax = mag > amax ? mag : amax;
   }
   // Step 2: clamp(min=1e-12); a NaN stays NaN.
@@ -61,7 +69,8 @@ float harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt, std::spa
 
 #pragma omp parallel for schedule(static) if (n >= detail::kMinParallelWork)
   for (std::size_t i = 0; i < n; ++i) {
-    const uint16_t q = f32_to_bf16(bf16_to_f32(x_bf16[i]) / s_f32);       // step 4
+    const uint16_t x = rows(i) ? x_bf16[i] : uint16_t{0};
+    const uint16_t q = f32_to_bf16(bf16_to_f32(x) / s_f32);               // step 4
     const uint16_t yi = f32_to_bf16(clamp_symmetric(bf16_to_f32(q), m));  // step 5 (exact)
     if (y != nullptr) y[i] = yi;
     codes[i] = f32_to_fp8(bf16_to_f32(yi), fmt, Overflow::nan);  // step 6
@@ -85,6 +94,17 @@ float fp8_harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt,
   detail::require_size("fp8_harness_quantize", "codes", codes.size(), x_bf16.size(),
                        "one code per input element");
   return harness_quantize(x_bf16, fmt, codes, nullptr);
+}
+
+float fp8_harness_quantize_rows(std::span<const uint16_t> x_bf16, std::size_t row_len,
+                                const std::vector<bool>& row_read, Fp8Format fmt,
+                                std::span<uint8_t> codes) {
+  detail::require_rows("fp8_harness_quantize_rows", x_bf16.size(), row_len);
+  detail::require_size("fp8_harness_quantize_rows", "codes", codes.size(), x_bf16.size(),
+                       "one code per input element");
+  detail::require_size("fp8_harness_quantize_rows", "row_read", row_read.size(),
+                       x_bf16.size() / row_len, "one flag per row");
+  return harness_quantize(x_bf16, fmt, codes, nullptr, RowsRead{&row_read, row_len});
 }
 
 float fp8_dynamic_quantize(std::span<const float> x, std::size_t row_len, Fp8Format fmt,

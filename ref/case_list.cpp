@@ -1,14 +1,36 @@
 #include "ref/case_list.h"
 
 #include <charconv>
-#include <fstream>
+#include <map>
 #include <set>
-#include <sstream>
 
 #include <fmt/core.h>
 
+#include "io/error.h"
+#include "io/printable.h"
+#include "io/text_file.h"
+
 namespace mlacheck::ref {
 namespace {
+
+// Text from the file, quoted safely in a message (control bytes escaped, long tokens elided).
+std::string shown(std::string_view text) { return io::printable(text); }
+
+// A case name becomes a file name under gen's -o directory, so it must be one path component of
+// the portable file-name set (POSIX 3.282 plus '+'): no '/', no "." or "..", no leading '.' (no
+// hidden files) or '-' (no option look-alikes), and short enough for any file system.
+constexpr std::size_t kMaxCaseNameChars = 128;
+
+bool valid_case_name(std::string_view name) {
+  if (name.empty() || name.size() > kMaxCaseNameChars || name[0] == '.' || name[0] == '-')
+    return false;
+  for (const char ch : name) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                    ch == '.' || ch == '_' || ch == '-' || ch == '+';
+    if (!ok) return false;
+  }
+  return true;
+}
 
 template <class Int>
 bool parse_int(std::string_view s, Int& out) {
@@ -40,15 +62,17 @@ CaseSpec parse_line(std::string_view line, std::string_view origin, int line_no)
     pos = end;
     const std::size_t eq = token.find('=');
     if (eq == std::string_view::npos || eq == 0)
-      throw fail(fmt::format("'{}' is not key=value", token));
+      throw fail(fmt::format("'{}' is not key=value", shown(token)));
     const std::string key(token.substr(0, eq));
     const std::string_view value = token.substr(eq + 1);
-    if (!seen.insert(key).second) throw fail(fmt::format("key '{}' given twice", key));
-    const auto bad = [&](const char* what) {
-      return fail(fmt::format("{}={}: expected {}", key, value, what));
+    if (!seen.insert(key).second) throw fail(fmt::format("key '{}' given twice", shown(key)));
+    const auto bad = [&](std::string_view what) {
+      return fail(fmt::format("{}={}: expected {}", key, shown(value), what));
     };
     if (key == "name") {
-      if (value.empty()) throw bad("a name");
+      if (!valid_case_name(value))
+        throw bad(fmt::format("a file-name component of at most {} characters from A-Z a-z 0-9 . _ - +, "
+                              "not starting with '.' or '-'", kMaxCaseNameChars));
       c.name = value;
     } else if (key == "batch") {
       if (!parse_int(value, c.batch) || c.batch < 0) throw bad("an integer >= 0");
@@ -72,7 +96,7 @@ CaseSpec parse_line(std::string_view line, std::string_view origin, int line_no)
     } else if (key == "poison_unused") {
       if (!parse_bool(value, c.poison_unused)) throw bad("0 or 1");
     } else {
-      throw fail(fmt::format("unknown key '{}'", key));
+      throw fail(fmt::format("unknown key '{}'", shown(key)));
     }
   }
   for (const char* required : {"batch", "kv_len", "seed"})
@@ -85,6 +109,7 @@ CaseSpec parse_line(std::string_view line, std::string_view origin, int line_no)
 
 std::vector<CaseSpec> parse_case_list(std::string_view text, std::string_view origin) {
   std::vector<CaseSpec> cases;
+  std::map<std::string, int> line_of_name;  // names are file names: two cases must not share one
   int line_no = 0;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -94,20 +119,29 @@ std::vector<CaseSpec> parse_case_list(std::string_view text, std::string_view or
     std::string_view line = text.substr(start, end - start);
     if (const std::size_t hash = line.find('#'); hash != std::string_view::npos)
       line = line.substr(0, hash);
-    if (line.find_first_not_of(" \t\r") != std::string_view::npos)
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
       cases.push_back(parse_line(line, origin, line_no));
+      const auto [at, fresh] = line_of_name.emplace(cases.back().name, line_no);
+      if (!fresh)
+        throw CaseListError(fmt::format("{}:{}: case name '{}' is already used on line {}", origin,
+                                        line_no, cases.back().name, at->second));
+    }
     start = end + 1;
   }
   return cases;
 }
 
 std::vector<CaseSpec> read_case_list(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw CaseListError(fmt::format("{}: cannot open the case list", path));
-  std::ostringstream text;
-  text << f.rdbuf();
-  if (f.bad()) throw CaseListError(fmt::format("{}: read error", path));
-  return parse_case_list(text.str(), path);
+  std::string text;
+  try {
+    text = io::read_text_file(path, "case list");
+  } catch (const io::Error& e) {
+    throw CaseListError(e.what());
+  }
+  std::vector<CaseSpec> cases = parse_case_list(text, path);
+  // A list that names no case is a mistake (a wrong file, everything commented out), not a pass.
+  if (cases.empty()) throw CaseListError(fmt::format("{}: the case list has no case", path));
+  return cases;
 }
 
 }  // namespace mlacheck::ref

@@ -72,15 +72,17 @@ problem::Batch make_batch(const CaseSpec& spec) {
   std::vector<int32_t> lengths =
       spec.ragged ? ragged_lengths(spec.batch, spec.kv_len, spec.page_size, spec.seed)
                   : std::vector<int32_t>(spec.batch, spec.kv_len);
-  std::vector<int32_t> qo(spec.batch + 1), kv(spec.batch + 1);
+  // Sizes and page counts in 64 bits: batch + 1 and length + page_size - 1 overflow int32 near 2^31.
+  std::vector<int32_t> qo(static_cast<std::size_t>(spec.batch) + 1), kv(qo.size());
   int64_t total = 0, pages = 0;
   for (int32_t b = 0; b < spec.batch; ++b) {
     total += lengths[b];
-    pages += (lengths[b] + spec.page_size - 1) / spec.page_size;
-    if (total > INT32_MAX || static_cast<int64_t>(b + 1) * spec.q_len > INT32_MAX)
-      throw problem::ProblemError(fmt::format("case {}: more than 2^31 - 1 keys", spec.name));
+    pages += (int64_t{lengths[b]} + spec.page_size - 1) / spec.page_size;
+    const int64_t queries = (int64_t{b} + 1) * spec.q_len;
+    if (total > INT32_MAX || queries > INT32_MAX)
+      throw problem::ProblemError(fmt::format("case {}: more than 2^31 - 1 keys or queries", spec.name));
     kv[b + 1] = static_cast<int32_t>(total);
-    qo[b + 1] = (b + 1) * spec.q_len;
+    qo[b + 1] = static_cast<int32_t>(queries);
   }
   if (spec.page_size == 1 && !spec.shuffle_pages)
     return problem::Batch(std::move(qo), std::move(kv), {}, 1, total);

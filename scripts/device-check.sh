@@ -12,8 +12,9 @@
 #   selftest.log     every GPU test: mlacheck selftest --gtest_filter='Gpu*' (+ selftest.xml)
 #   verify.log       mlacheck verify: default case list (the 8 harness shapes), every strategy
 #                    (+ verify.json, verify.xml)
-#   memcheck.log     compute-sanitizer --tool memcheck on the small decode cases (*tiny*) of every
-#                    strategy and the Q quantizers
+#   memcheck.log, racecheck.log, synccheck.log, initcheck.log
+#                    compute-sanitizer's four tools on the small decode cases (*tiny*) of every
+#                    strategy and the Q quantizers (MLACHECK_DEVICE_SANITIZERS narrows the list)
 #   bench-graph.log  mlacheck bench --graph on the 8 harness shapes (+ bench-graph.json)
 #   bench.log        the same with stream launches, if time is left (+ bench.json)
 #   summary.txt      each step's exit code and time
@@ -101,11 +102,20 @@ if [[ "${MLACHECK_DEVICE_EXAMPLE:-1}" == 1 ]] && python3 -c 'import torch, safet
       echo "ok $g: accepted without and with its schedule"
     done'
 fi
+# The four compute-sanitizer tools on the same small cases (issue 11): memcheck (out-of-bounds and
+# misaligned accesses), racecheck (shared-memory hazards: a copy wait one stage short fails only a
+# few verify rows but racecheck reports it every time), synccheck (barriers in divergent code,
+# wrong warp-sync masks) and initcheck (global memory read before it is written: workspaces).
+# MLACHECK_DEVICE_SANITIZERS narrows the list.
 if command -v compute-sanitizer > /dev/null; then
-  step memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check no \
-    "$bin" selftest --gtest_filter="$memcheck_tests"
+  for tool in ${MLACHECK_DEVICE_SANITIZERS:-memcheck racecheck synccheck initcheck}; do
+    extra=()
+    [[ $tool == memcheck ]] && extra=(--leak-check no)
+    step "$tool" 120 compute-sanitizer --tool "$tool" --error-exitcode 1 "${extra[@]}" \
+      "$bin" selftest --gtest_filter="$memcheck_tests"
+  done
 else
-  echo "memcheck: compute-sanitizer not found" | tee -a "$summary"
+  echo "compute-sanitizer: not found (memcheck, racecheck, synccheck, initcheck not run)" | tee -a "$summary"
 fi
 if [[ -n "${MLACHECK_DEVICE_PROFILE:-}" ]] && command -v ncu > /dev/null; then
   # `step` runs a command under timeout, so the loop is a bash -c of its own.

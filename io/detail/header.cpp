@@ -135,6 +135,16 @@ void check_layout(const ParsedHeader& header, uint64_t data_size, const std::str
 }  // namespace
 
 ParsedHeader parse_header(std::string_view json_text, uint64_t data_size, const std::string& file) {
+  // As strict as safetensors' own parser, which requires '{' as the first byte
+  // (InvalidHeaderStart): nlohmann would skip a byte-order mark or leading whitespace, and stop at
+  // a NUL, accepting whatever follows it. Other first bytes fail the JSON checks below.
+  if (json_text.starts_with("\xEF\xBB\xBF"))
+    throw Error(file + ": header starts with a UTF-8 byte-order mark; safetensors requires '{' first");
+  if (!json_text.empty() && (json_text[0] == ' ' || json_text[0] == '\t' || json_text[0] == '\n' ||
+                             json_text[0] == '\r'))
+    throw Error(file + ": header starts with whitespace; safetensors requires '{' first");
+  if (const std::size_t nul = json_text.find('\0'); nul != std::string_view::npos)
+    throw Error(file + ": header has a NUL byte at offset " + std::to_string(nul));
   if (const std::string problem = check_header_json(json_text); !problem.empty())
     throw Error(file + ": " + problem);
   json root;

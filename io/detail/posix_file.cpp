@@ -16,7 +16,9 @@ std::string errno_message(const std::filesystem::path& path, const std::string& 
 }
 
 ReadOnlyFile::ReadOnlyFile(const std::filesystem::path& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever; the
+  // fstat below then refuses it. On a regular file the flag changes nothing.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd_ < 0) throw Error(errno_message(path, "open", errno));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {

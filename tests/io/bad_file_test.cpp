@@ -58,6 +58,11 @@ std::vector<BadFile> bad_files() {
       {"json_array", crafted_file("[]", 0), {"header is a JSON array, not an object"}},
       {"json_string", crafted_file("\"safetensors\"", 0), {"not an object"}},
       {"too_deep", crafted_file(std::string(100000, '['), 0), {"deeper"}},
+      // Stricter than nlohmann's defaults, as strict as safetensors (issue 11 item 9).
+      {"byte_order_mark", crafted_file("\xEF\xBB\xBF{}", 0), {"byte-order mark"}},
+      {"leading_space", crafted_file(" {}", 0), {"starts with whitespace"}},
+      {"nul_after_json", crafted_file(std::string("{}\0{\"x\": 1}", 11), 0), {"NUL byte at offset 2"}},
+      {"nul_in_padding", crafted_file(std::string("{}  \0   ", 8), 0), {"NUL byte at offset 4"}},
       // Tensor entries with missing or ill-typed fields.
       {"entry_not_object", crafted_file("{\"t\": 5}", 0), {t, "not an object"}},
       {"missing_dtype", crafted_file("{\"t\": {\"shape\": [1], \"data_offsets\": [0, 1]}}", 1),

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,34 @@ TEST(QuantHarnessFp8, NaNAndInf) {
   const std::vector<uint16_t> with_inf = {0x3F80, 0x7F80, 0xBF80};
   EXPECT_TRUE(std::isinf(fp8_harness_quantize(with_inf, Fp8Format::e4m3fn, codes)));
   EXPECT_EQ(codes, (std::vector<uint8_t>{0x00, 0x7F, 0x80})) << "x / Inf = ±0, Inf / Inf = NaN";
+}
+
+// Unread rows (issue 11 item 1): they take no part in the scale, whatever they hold, and are
+// quantized as +0 — the same codes and scale as the whole-tensor rule on a zeroed copy.
+TEST(QuantHarnessFp8, RowsReadOnlyMatchesAZeroedCopy) {
+  constexpr std::size_t kRow = 576, kRows = 12;
+  auto x = testing::random_bf16_normal(kRows * kRow, 4221);
+  std::vector<bool> read(kRows, true);
+  for (const std::size_t r : {0u, 5u, 11u}) {
+    read[r] = false;
+    for (std::size_t j = 0; j < kRow; ++j) x[r * kRow + j] = j % 3 == 0 ? 0x7FC0 : 0x4700;  // NaN, 32768
+  }
+  std::vector<uint16_t> zeroed = x;
+  for (std::size_t r = 0; r < kRows; ++r)
+    if (!read[r]) std::fill_n(zeroed.begin() + static_cast<std::ptrdiff_t>(r * kRow), kRow, uint16_t{0});
+  for (const auto f : kFormats) {
+    std::vector<uint8_t> got(x.size()), want(x.size());
+    const float scale = fp8_harness_quantize_rows(x, kRow, read, f, got);
+    const float want_scale = fp8_harness_quantize(zeroed, f, want);
+    ASSERT_TRUE(std::isfinite(scale)) << "a NaN in an unread row reached the scale";
+    EXPECT_EQ(f32_bits(scale), f32_bits(want_scale));
+    EXPECT_EQ(got, want);
+    // Control: the whole-tensor rule on the same data is poisoned, so the rows rule did something.
+    EXPECT_TRUE(std::isnan(fp8_harness_quantize(x, f, want)));
+  }
+  std::vector<uint8_t> codes(x.size());
+  expect_invalid([&] { fp8_harness_quantize_rows(x, kRow, std::vector<bool>(kRows - 1, true), kFormats[0], codes); },
+                 "row_read");
 }
 
 // ---- aiter per-tensor FP8 (§4.1) ----

@@ -5,6 +5,8 @@
 
 #include "problem/batch.h"
 #include "problem/error.h"
+#include "ref/case_spec.h"
+#include "ref/layout.h"
 
 namespace mlacheck::problem {
 namespace {
@@ -34,6 +36,29 @@ TEST(RefBatchValidation, RejectsBadLayoutsWithClearMessages) {
   EXPECT_NE(error_of({0, 1}, {0, 5}, {-1, 0}, 4, 8).find("past the cache"), std::string::npos);
   EXPECT_NE(error_of({0, 1}, {0, 5}, {1}, 4, 8).find("need 2"), std::string::npos);
   EXPECT_NE(error_of({0, 1}, {0, 5}, {}, 4, 8).find("without kv_indices"), std::string::npos);
+}
+
+// Issue 11 item 8 (UBSan): kv_len + page_size - 1 overflowed int32 for a request of 2^31 - 1 keys.
+// Before the fix the page count came out negative ("need -1073741824"); now it is counted in 64
+// bits and the short page table is reported with the right need.
+TEST(RefBatchValidation, PageCountsNearTwoToThe31DoNotOverflow) {
+  const std::string msg = error_of({0, 1}, {0, 2147483647}, {0}, 2, 2);
+  EXPECT_NE(msg.find("need 1073741824"), std::string::npos) << msg;
+}
+
+// The same in the case generator (ref/layout.cpp): one request of 2^31 - 1 keys in one page of
+// 2^31 - 1 rows. Before: length + page_size - 1 overflowed int32 (UBSan) and the page count was
+// garbage; now the layout is one page, and nothing of its size is allocated.
+TEST(RefBatchValidation, GeneratedLayoutNearTwoToThe31) {
+  ref::CaseSpec spec;
+  spec.batch = 1;
+  spec.kv_len = 2147483647;
+  spec.page_size = 2147483647;
+  spec.seed = 1;
+  const Batch b = ref::make_batch(spec);
+  EXPECT_EQ(b.kv_indices().size(), 1u);
+  EXPECT_EQ(b.cache_rows(), 2147483647);
+  EXPECT_EQ(b.kv_len(0), 2147483647);
 }
 
 TEST(RefBatchValidation, CausalVisibility) {

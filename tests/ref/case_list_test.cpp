@@ -1,4 +1,8 @@
 // ref/case_list.h: the default list and the parser's errors.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -57,6 +61,17 @@ TEST(RefCaseList, ErrorsNameTheLine) {
       {"batch=1 kv_len=-2 seed=1", "t:1: kv_len=-2: expected an integer >= 0"},
       {"batch=1 kv_len=2 seed=1 junk", "t:1: 'junk' is not key=value"},
       {"batch=1 kv_len=2 seed=1 profile=spiky", "t:1: profile=spiky: expected harness"},
+      // Names become file names under gen's -o (issue 11 item 7): one safe path component.
+      {"name=../../x batch=1 kv_len=2 seed=1", "t:1: name=../../x: expected a file-name component"},
+      {"name=/abs/x batch=1 kv_len=2 seed=1", "t:1: name=/abs/x: expected a file-name component"},
+      {"name=a/b batch=1 kv_len=2 seed=1", "t:1: name=a/b: expected a file-name component"},
+      {"name=.. batch=1 kv_len=2 seed=1", "t:1: name=..: expected a file-name component"},
+      {"name=.hidden batch=1 kv_len=2 seed=1", "t:1: name=.hidden: expected"},
+      {"name=-rf batch=1 kv_len=2 seed=1", "t:1: name=-rf: expected"},
+      {"name=a batch=1 kv_len=2 seed=1\nname=a batch=2 kv_len=2 seed=1", "t:2: case name 'a' is already used on line 1"},
+      {"batch=1 kv_len=2 seed=1\nbatch=1 kv_len=2 seed=1", "t:2: case name 'bs1_kv2_s1' is already used on line 1"},
+      // Control bytes are escaped, and a NUL no longer ends the message (what() is a C string).
+      {"batch=1 kv_len=2 seed=1 \x1b[31m=x", "t:1: unknown key '\\x1b[31m'"},
   };
   for (const auto& b : bad) {
     try {
@@ -67,6 +82,37 @@ TEST(RefCaseList, ErrorsNameTheLine) {
     }
   }
   EXPECT_THROW(read_case_list("/nonexistent/cases.txt"), CaseListError);
+  try {
+    parse_case_list(std::string("batch=1 kv_len=2 seed=1 k\0ey=1 tail", 35), "t");
+    ADD_FAILURE() << "a NUL in a key was accepted";
+  } catch (const CaseListError& e) {
+    EXPECT_EQ(std::string(e.what()), "t:1: unknown key 'k\\x00ey'");
+  }
+}
+
+// Issue 11 items 5 and 9: a file that names no case, or is no regular file, is an error (exit 2
+// in the CLI), never an empty run that passes.
+TEST(RefCaseList, FilesWithoutCasesAndNonRegularFilesAreRefused) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("mlacheck_case_list_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  };
+  const auto message = [](const std::string& path) {
+    try {
+      read_case_list(path);
+    } catch (const CaseListError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message(write("empty.txt", "")).find("has no case"), std::string::npos);
+  EXPECT_NE(message(write("comments.txt", "# only\n\n   # comments\n")).find("has no case"), std::string::npos);
+  EXPECT_NE(message(dir.string()).find("not a regular file"), std::string::npos);
+  EXPECT_NE(message("/dev/zero").find("not a regular file"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

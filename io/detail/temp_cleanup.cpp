@@ -1,0 +1,68 @@
+#include "io/detail/temp_cleanup.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+namespace mlacheck::io::detail {
+namespace {
+
+// mlacheck writes one file at a time per thread; 16 covers every writer it has with room to spare.
+constexpr int kSlots = 16;
+constexpr std::size_t kPathBytes = 4096;  // PATH_MAX on Linux
+
+struct Slot {
+  std::atomic<bool> live{false};
+  char path[kPathBytes] = {};
+};
+std::array<Slot, kSlots> slots;
+std::mutex claim_mutex;  // claiming a slot is not done in the handler, so a mutex is fine
+
+constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void remove_temporaries_and_reraise(int sig) {
+  for (Slot& s : slots)
+    if (s.live.load()) ::unlink(s.path);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void install_handlers_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const int sig : kSignals) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction act {};
+      act.sa_handler = remove_temporaries_and_reraise;
+      sigemptyset(&act.sa_mask);
+      ::sigaction(sig, &act, nullptr);
+    }
+  });
+}
+
+}  // namespace
+
+int register_temporary(const std::filesystem::path& path) {
+  const std::string& s = path.native();
+  if (s.size() >= kPathBytes) return -1;
+  install_handlers_once();
+  const std::lock_guard lock(claim_mutex);
+  for (int i = 0; i < kSlots; ++i) {
+    if (slots[i].live.load()) continue;
+    std::memcpy(slots[i].path, s.c_str(), s.size() + 1);
+    slots[i].live.store(true);  // after the path: the handler never sees a half-written one
+    return i;
+  }
+  return -1;
+}
+
+void unregister_temporary(int slot) {
+  if (slot >= 0 && slot < kSlots) slots[slot].live.store(false);
+}
+
+}  // namespace mlacheck::io::detail

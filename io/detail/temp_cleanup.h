@@ -1,0 +1,15 @@
+#pragma once
+// Temporaries still being written are removed when SIGINT, SIGTERM or SIGHUP ends the process
+// (issue 11 item 9: a Ctrl-C during a write used to leave OUT.tmp behind). The handler only calls
+// unlink and re-raises the signal with its default action, both async-signal-safe; it is installed
+// on the first registration and only over a default disposition, never over a caller's handler.
+#include <filesystem>
+
+namespace mlacheck::io::detail {
+
+// Returns a slot for unregister_temporary(), or -1 when every slot is taken (then the temporary is
+// only cleaned up by the usual paths: a process with that many open writes is not ours).
+int register_temporary(const std::filesystem::path& path);
+void unregister_temporary(int slot);
+
+}  // namespace mlacheck::io::detail
