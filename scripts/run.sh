@@ -5,7 +5,9 @@
 # Usage: scripts/run.sh [build-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build}
+# Its own folder: scripts/test.sh builds the CPU-only configuration in build/test, and sharing one
+# folder made running the two README commands in order reconfigure and rebuild everything.
+build=${1:-build/run}
 
 scripts/install-deps.sh
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMLACHECK_GPU="${MLACHECK_GPU:-auto}"

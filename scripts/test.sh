@@ -5,7 +5,8 @@
 # Usage: scripts/test.sh [build-dir]   (env: MLACHECK_GPU=none|cuda|hip|auto, MLACHECK_WERROR=ON|OFF)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build}
+# Its own folder (scripts/run.sh uses build/run with the GPU backend): see run.sh.
+build=${1:-build/test}
 jobs=$(nproc)
 
 venv="$build/venv"
