@@ -176,7 +176,7 @@ def main():
 
     # SIGINT while a file is being written: no temporary is left behind.
     target = work / "sig.safetensors"
-    proc = subprocess.Popen([binary, "gen", "--batch", "16", "--kv-len", "8192", "--seed", "1", "-o", str(target)],
+    proc = subprocess.Popen([binary, "gen", "--batch", "8", "--kv-len", "8192", "--seed", "1", "-o", str(target)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline, saw_tmp = time.time() + 120, False
     while time.time() < deadline and proc.poll() is None:
