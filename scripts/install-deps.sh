@@ -9,6 +9,10 @@ packages=(
   libxxhash-dev libgtest-dev libgmock-dev
   # HIP device-code compile check for gfx90a/gfx942/gfx950 (no AMD GPU needed, nothing links):
   clang-22 lld-22 libamdhip64-dev
+  # The ASan + UBSan build and the libFuzzer targets (scripts/sanitize.sh, scripts/fuzz.sh, both
+  # clang-22): the sanitizer and libFuzzer runtimes, LLVM's OpenMP (clang does not use g++'s libgomp),
+  # and llvm-symbolizer-22, without which a sanitizer report's stack has addresses, not lines:
+  libclang-rt-22-dev libomp-22-dev llvm-22
 )
 
 missing=()
