@@ -35,6 +35,7 @@ bool same_bytes(const auto& a, const auto& b) {
 struct Outputs {
   explicit Outputs(std::size_t n)
       : harness(n),
+        harness_rows(n),
         dynamic(n),
         cast(n),
         mxfp4_rne(n / 2),
@@ -43,15 +44,19 @@ struct Outputs {
         mxfp4_scales_away(n / kMxfp4BlockSize),
         harness_y(n),
         dequant(n) {}
-  std::vector<uint8_t> harness, dynamic, cast, mxfp4_rne, mxfp4_scales_rne, mxfp4_away,
+  std::vector<uint8_t> harness, harness_rows, dynamic, cast, mxfp4_rne, mxfp4_scales_rne, mxfp4_away,
       mxfp4_scales_away;
   std::vector<uint16_t> harness_y;
   std::vector<float> dequant;
-  float harness_scale = 0.0f, dynamic_scale = 0.0f;
+  float harness_scale = 0.0f, harness_rows_scale = 0.0f, dynamic_scale = 0.0f;
 };
 
 void run_all(const std::vector<uint16_t>& xb, const std::vector<float>& xf, Outputs& o) {
   o.harness_scale = fp8_harness_quantize(xb, Fp8Format::e4m3fn, o.harness, o.harness_y);
+  // Every third row unread: the over-read-rows rule of the golden FP8 cache (quant/bulk.h).
+  std::vector<bool> read(xb.size() / kRowLen);
+  for (std::size_t r = 0; r < read.size(); ++r) read[r] = r % 3 != 0;
+  o.harness_rows_scale = fp8_harness_quantize_rows(xb, kRowLen, read, Fp8Format::e4m3fn, o.harness_rows);
   o.dynamic_scale = fp8_dynamic_quantize(xf, kRowLen, Fp8Format::e4m3fnuz, o.dynamic);
   fp8_cast(xf, Fp8Format::e4m3fn, Overflow::saturate, o.cast);
   mxfp4_quantize(xf, kRowLen, E2M1Rounding::rne, o.mxfp4_rne, o.mxfp4_scales_rne);
@@ -79,6 +84,8 @@ TEST(QuantThreadCount, BulkQuantizersGiveIdenticalBytes) {
     EXPECT_TRUE(same_bytes(one.harness, many.harness)) << t << " threads: harness codes";
     EXPECT_TRUE(same_bytes(one.harness_y, many.harness_y)) << t << " threads: harness y";
     EXPECT_EQ(one.harness_scale, many.harness_scale) << t << " threads";
+    EXPECT_TRUE(same_bytes(one.harness_rows, many.harness_rows)) << t << " threads: harness codes, rows read";
+    EXPECT_EQ(one.harness_rows_scale, many.harness_rows_scale) << t << " threads";
     EXPECT_TRUE(same_bytes(one.dynamic, many.dynamic)) << t << " threads: dynamic codes";
     EXPECT_EQ(one.dynamic_scale, many.dynamic_scale) << t << " threads";
     EXPECT_TRUE(same_bytes(one.cast, many.cast)) << t << " threads: cast";
