@@ -59,37 +59,37 @@ uint64_t cgroup_headroom() {
   return kUnlimited;
 }
 
-}  // namespace
+// Bytes per query and per cache row of each piece a command holds (bf16 = 2, float32 = 4 bytes).
+constexpr uint64_t kQBytes = problem::kNumHeads * problem::kQkDim * 2;
+constexpr uint64_t kOutF32Bytes = problem::kNumHeads * problem::kVDim * 4;
+constexpr uint64_t kOutBf16Bytes = kOutF32Bytes / 2;
+constexpr uint64_t kLseBytes = problem::kNumHeads * 4;
+constexpr uint64_t kKvBf16Bytes = problem::kQkDim * 2;
+constexpr uint64_t kKvFp8Bytes = problem::kQkDim;
+constexpr uint64_t kKvMxfp4Bytes = problem::kMxfp4RowBytes + problem::kMxfp4RowScales;
 
-uint64_t golden_case_bytes(const CaseSize& s, std::size_t recipes) {
-  using problem::kMxfp4RowBytes;
-  using problem::kMxfp4RowScales;
-  const auto T = static_cast<uint64_t>(s.total_q), N = static_cast<uint64_t>(s.cache_rows);
-  const uint64_t q_row = problem::kNumHeads * problem::kQkDim * 2;
-  const uint64_t out_f32 = problem::kNumHeads * problem::kVDim * 4, out_bf16 = out_f32 / 2;
-  const uint64_t lse = problem::kNumHeads * 4;
+// kWorkingBytes + T * per_query + N * per_row + the batch's indptr (qo, kv int32 and the int64
+// page indptr) and page table.
+uint64_t case_bytes(const CaseSize& s, uint64_t per_query, uint64_t per_row) {
   uint64_t bytes = kWorkingBytes;
-  bytes = add(bytes, mul(T, q_row + out_f32 + lse));                                   // q, exact
-  bytes = add(bytes, mul(mul(T, out_bf16 + lse), recipes));                            // recipes
-  bytes = add(bytes, mul(N, problem::kQkDim * 2 + problem::kQkDim + kMxfp4RowBytes + kMxfp4RowScales));
-  bytes = add(bytes, mul(static_cast<uint64_t>(s.requests) + 1, 2 * 4 + 8));           // indptr
+  bytes = add(bytes, mul(static_cast<uint64_t>(s.total_q), per_query));
+  bytes = add(bytes, mul(static_cast<uint64_t>(s.cache_rows), per_row));
+  bytes = add(bytes, mul(static_cast<uint64_t>(s.requests) + 1, 2 * 4 + 8));
   bytes = add(bytes, mul(static_cast<uint64_t>(s.page_entries), 4));
   return bytes;
 }
 
+}  // namespace
+
+uint64_t golden_case_bytes(const CaseSize& s, std::size_t recipes) {
+  // q, the exact output, each recipe's output; the bf16 cache and both derived caches.
+  const uint64_t per_query = add(kQBytes + kOutF32Bytes + kLseBytes, mul(kOutBf16Bytes + kLseBytes, recipes));
+  return case_bytes(s, per_query, kKvBf16Bytes + kKvFp8Bytes + kKvMxfp4Bytes);
+}
+
 uint64_t judging_bytes(const CaseSize& s, bool fp8_cache, bool mxfp4_cache) {
-  const auto T = static_cast<uint64_t>(s.total_q), N = static_cast<uint64_t>(s.cache_rows);
-  const uint64_t q_row = problem::kNumHeads * problem::kQkDim * 2;
-  const uint64_t out_f32 = problem::kNumHeads * problem::kVDim * 4, lse = problem::kNumHeads * 4;
-  uint64_t row = problem::kQkDim * 2;
-  if (fp8_cache) row += problem::kQkDim;
-  if (mxfp4_cache) row += problem::kMxfp4RowBytes + problem::kMxfp4RowScales;
-  uint64_t bytes = kWorkingBytes;
-  bytes = add(bytes, mul(T, q_row + kJudgingOutputs * (out_f32 + lse)));
-  bytes = add(bytes, mul(N, row));
-  bytes = add(bytes, mul(static_cast<uint64_t>(s.requests) + 1, 2 * 4 + 8));
-  bytes = add(bytes, mul(static_cast<uint64_t>(s.page_entries), 4));
-  return bytes;
+  const uint64_t per_row = kKvBf16Bytes + (fp8_cache ? kKvFp8Bytes : 0) + (mxfp4_cache ? kKvMxfp4Bytes : 0);
+  return case_bytes(s, kQBytes + kJudgingOutputs * (kOutF32Bytes + kLseBytes), per_row);
 }
 
 uint64_t available_memory_bytes() {
