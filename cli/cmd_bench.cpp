@@ -6,6 +6,7 @@
 // KV row the batch reads once, Q, the output and LSE) per median time, and that rate as a share of
 // the read ceiling the same binary measures first on the same GPU with a streaming-read kernel.
 // Nothing is printed that was not measured; without a GPU it says so and measures nothing.
+// --shard i/n times one share of the cases (cli/shard.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -21,7 +22,9 @@
 #include "cli/commands.h"
 #include "cli/distinct_paths.h"
 #include "cli/json_report.h"
+#include "cli/case_tier.h"
 #include "cli/gpu_cases.h"
+#include "cli/shard.h"
 #include "cli/version.h"
 #include "gpu/availability.h"
 #include "gpu/registry.h"
@@ -38,6 +41,8 @@ namespace {
 
 struct BenchOptions {
   std::string case_list;
+  CaseTier tier = CaseTier::standard;
+  bool tier_given = false;
   std::vector<std::string> case_names;
   std::string strategy = "*";
   std::optional<std::string> json;
@@ -52,6 +57,7 @@ struct BenchOptions {
   // Work-item sizes (keys) to time instead of each persistent strategy's own; rows
   // STRATEGY@chunk=N.
   std::vector<int> chunks;
+  std::optional<Shard> shard;  // --shard i/n: this share of the cases (cli/shard.h)
 };
 
 // The strategies to time: the matches themselves, or with --splits each split-K match once per
@@ -123,12 +129,21 @@ int run_bench(const BenchOptions& o) {
     if (n < 1 || n > 256) throw std::invalid_argument("--splits: each count in 1..256");
   for (const int n : o.chunks)
     if (n < 1) throw std::invalid_argument("--chunks: each size >= 1 key");
-  const std::string list = o.case_list.empty() ? default_case_list() : o.case_list;
-  const std::vector<ref::CaseSpec> cases = select_cases(list, o.case_names);
+  // Timing defaults to the harness shapes (the figures compared with FlashMLA in docs/PERF.md).
+  const std::string list = !o.case_list.empty() ? o.case_list
+                           : o.tier_given       ? tier_case_list(o.tier)
+                                                : data_case_list("default.txt");
+  const std::vector<ref::CaseSpec> listed = select_cases(list, o.case_names);
+  const std::vector<ref::CaseSpec> cases = o.shard ? cases_of_shard(listed, *o.shard) : listed;
   const std::vector<const gpu::Strategy*> matches = gpu::match_strategies(o.strategy);
   if (matches.empty())
     throw std::invalid_argument("no strategy matches '" + o.strategy + "' (see `mlacheck list`)");
   const std::vector<gpu::Strategy> variants = bench_variants(matches, o.splits, o.chunks);
+  if (o.shard) {
+    fmt::print("mlacheck bench: {}{}\n", shard_summary(*o.shard, cases.size(), listed.size(), "cases"),
+               cases.empty() ? "" : " (balanced by " + case_cost_rule() + ")");
+    if (cases.empty()) return kExitOk;  // nothing to time: no ceiling measured, no JSON written
+  }
   if (const auto why = gpu::unavailable_reason()) {
     fmt::print("mlacheck bench: GPU not available ({}); nothing measured\n", *why);
     return kExitOk;
@@ -197,20 +212,23 @@ int run_bench(const BenchOptions& o) {
     }
   }
   if (o.json) {
-    const nlohmann::json j{{"version", std::string(version_string())},
-                           {"device", {{"name", dev.name},
-                                       {"multiprocessors", dev.multiprocessors},
-                                       {"l2_bytes", dev.l2_bytes},
-                                       {"memory_bytes", dev.memory_bytes}}},
-                           {"read_ceiling", {{"gbps", ceiling_gbps},
-                                             {"bytes", static_cast<int64_t>(o.ceiling_mb) * (1 << 20)},
-                                             {"median_ms", ceiling.median}}},
-                           {"reps", o.reps},
-                           {"warmup", o.warmup},
-                           {"graph", o.graph},
-                           {"flush_mb", o.flush_mb},
-                           {"cases", list},
-                           {"rows", rows}};
+    nlohmann::json j{{"version", std::string(version_string())},
+                     {"device", {{"name", dev.name},
+                                 {"multiprocessors", dev.multiprocessors},
+                                 {"l2_bytes", dev.l2_bytes},
+                                 {"memory_bytes", dev.memory_bytes}}},
+                     {"read_ceiling", {{"gbps", ceiling_gbps},
+                                       {"bytes", static_cast<int64_t>(o.ceiling_mb) * (1 << 20)},
+                                       {"median_ms", ceiling.median}}},
+                     {"reps", o.reps},
+                     {"warmup", o.warmup},
+                     {"graph", o.graph},
+                     {"flush_mb", o.flush_mb},
+                     {"cases", list},
+                     {"rows", rows}};
+    if (o.shard)
+      j["shard"] = {{"index", o.shard->index}, {"count", o.shard->count}, {"cases", cases.size()},
+                    {"of_cases", listed.size()}};
     write_json_report(*o.json, j);
   }
   return kExitOk;
@@ -226,9 +244,12 @@ void add_bench_command(CLI::App& app, Runner& run) {
   CLI::App* sub = app.add_subcommand(
       "bench", "Time GPU strategies on cases with device events (median, p10, p90), L2 flushed "
                "between repetitions; GB/s and % of the measured read ceiling");
-  sub->add_option("--cases,--case-list", o->case_list,
-                  "case list file (default: $MLACHECK_DATA_DIR/cases/default.txt, else "
-                  "data/cases/default.txt)");
+  CLI::Option* list = sub->add_option(
+      "--cases,--case-list", o->case_list,
+      "case list file (default: $MLACHECK_DATA_DIR/cases/default.txt, else data/cases/default.txt: "
+      "the 8 harness shapes)");
+  CLI::Option* tier = add_tier_option(*sub, o->tier, "default: none, the harness shapes");
+  tier->excludes(list);
   sub->add_option("--case", o->case_names, "only these case names (comma-separated)")
       ->delimiter(',');
   sub->add_option("--strategy", o->strategy, "glob over registry names")->capture_default_str();
@@ -249,7 +270,11 @@ void add_bench_command(CLI::App& app, Runner& run) {
       ->capture_default_str();
   sub->add_option("--ceiling-mb", o->ceiling_mb, "MB read by the read-ceiling measurement")
       ->capture_default_str();
-  sub->callback([&run, o] { run = [o] { return run_bench(*o); }; });
+  add_shard_option(*sub, o->shard, "cases (after --case), balanced by their cost, " + case_cost_rule());
+  sub->callback([&run, o, tier] {
+    o->tier_given = tier->count() > 0;
+    run = [o] { return run_bench(*o); };
+  });
 }
 
 }  // namespace mlacheck::cli

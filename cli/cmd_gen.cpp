@@ -12,6 +12,7 @@
 #include "cli/distinct_paths.h"
 #include "cli/option_checks.h"
 #include "cli/golden_case.h"
+#include "cli/shard.h"
 #include "io/golden.h"
 #include "io/manifest.h"
 #include "ref/case_list.h"
@@ -32,20 +33,27 @@ struct GenOptions {
   std::string out;
   std::optional<std::string> check_manifest, write_manifest;
   int64_t max_keys = 0;  // 0 = no limit
+  // --shard i/n: case k of those left by --cases and --max-keys (list or manifest order) when
+  // k mod n = i - 1 (cli/shard.h).
+  std::optional<Shard> shard;
 };
 
 namespace gt = io::golden::tensor;
 
-// The tensors the manifest pins: inputs, quantized caches and the exact outputs.
+// The tensors the manifest pins: inputs, quantized caches and the exact outputs. The caches are
+// hashed a chunk of rows at a time, as write_case writes them: derived ones are never whole.
 std::map<std::string, std::string> manifest_hashes(const GoldenCase& c) {
   auto h = [](const auto& values) { return io::hash_bytes(std::as_bytes(std::span(values))); };
   std::map<std::string, std::string> m;
   m[std::string(gt::q)] = h(c.q);
   m[std::string(gt::kv)] = h(c.kv);
-  m[std::string(gt::kv_fp8)] = h(c.fp8->codes);
+  for (const CacheTensor& t : cache_tensors(c)) {
+    io::StreamingHash hash;
+    io::for_each_chunk(t.shape[0], t.row_bytes, t.rows,
+                       [&](std::span<const std::byte> chunk) { hash.update(chunk); });
+    m[t.name] = hash.digest();
+  }
   m[std::string(gt::kv_fp8_scale)] = h(std::span(&c.fp8->scale, 1));
-  m[std::string(gt::kv_mxfp4)] = h(c.mxfp4->packed);
-  m[std::string(gt::kv_mxfp4_scale)] = h(c.mxfp4->scales);
   m[std::string(gt::out_exact)] = h(c.exact->out);
   m[std::string(gt::lse_exact)] = h(c.exact->lse);
   return m;
@@ -89,6 +97,7 @@ int check_manifest(const GenOptions& o) {
     if (std::none_of(m.cases.begin(), m.cases.end(), [&](const io::ManifestCase& mc) { return mc.name == n; }))
       throw std::invalid_argument("--cases: no case named '" + n + "' in the manifest " + *o.check_manifest);
   int failed = 0, checked = 0, skipped = 0;
+  std::size_t units = 0, taken = 0;  // the cases --shard shares out, and this shard's
   for (const io::ManifestCase& mc : m.cases) {
     const std::vector<ref::CaseSpec> spec = ref::parse_case_list(mc.case_line, *o.check_manifest);
     if (spec.size() != 1) throw io::Error(*o.check_manifest + ": case '" + mc.name + "' is not one case line");
@@ -100,7 +109,9 @@ int check_manifest(const GenOptions& o) {
       ++skipped;
       continue;
     }
-    require_memory(golden_case_bytes(case_size(spec[0]), 0), "regenerating case " + mc.name);
+    if (o.shard && !round_robin_takes(*o.shard, units++)) continue;
+    ++taken;
+    require_memory(golden_case_bytes(case_size(spec[0]), 0, kOnlyDerivedCaches), "regenerating case " + mc.name);
     GoldenCase c = generate_case(spec[0]);
     complete(c, {});
     const auto got = manifest_hashes(c);
@@ -121,7 +132,12 @@ int check_manifest(const GenOptions& o) {
     }
     std::fflush(stdout);
   }
-  fmt::print("manifest {}: {} checked, {} failed, {} skipped\n", *o.check_manifest, checked, failed, skipped);
+  fmt::print("manifest {}: {}{} checked, {} failed, {} skipped\n", *o.check_manifest,
+             o.shard ? shard_summary(*o.shard, taken, units, "cases") + ": " : "", checked, failed,
+             skipped);
+  // A shard may get none of the cases the options leave: that is not an error (the other shards
+  // check them).
+  if (o.shard && units > 0 && taken == 0) return kExitOk;
   // Nothing checked is not a pass and not a mismatch either: the options left nothing to do.
   if (checked == 0) throw std::invalid_argument("no manifest case was checked (all skipped by --max-keys)");
   return failed == 0 ? kExitOk : kExitFail;
@@ -140,10 +156,21 @@ int run_gen(const GenOptions& o) {
   if (std::none_of(cases.begin(), cases.end(), [&](const ref::CaseSpec& s) { return affordable(s, o.max_keys); }))
     throw std::invalid_argument(fmt::format("every one of the {} cases has more than --max-keys {} keys: nothing to generate",
                                             cases.size(), o.max_keys));
+  std::vector<ref::CaseSpec> work;  // the cases to generate: those --max-keys leaves, then --shard's
+  for (const ref::CaseSpec& spec : cases)
+    if (affordable(spec, o.max_keys)) work.push_back(spec);
+  if (o.shard) {
+    const std::vector<std::size_t> taken = round_robin(work.size(), *o.shard);
+    fmt::print("{}{}\n", shard_summary(*o.shard, taken.size(), work.size(), "cases"),
+               taken.empty() ? "; nothing written" : "");
+    if (taken.empty()) return kExitOk;
+    std::vector<ref::CaseSpec> mine;
+    for (const std::size_t k : taken) mine.push_back(work[k]);
+    work = std::move(mine);
+  }
   io::Manifest manifest;
-  for (const ref::CaseSpec& spec : cases) {
-    if (!affordable(spec, o.max_keys)) continue;
-    require_memory(golden_case_bytes(case_size(spec), o.inputs_only ? 0 : recipes.size()),
+  for (const ref::CaseSpec& spec : work) {
+    require_memory(golden_case_bytes(case_size(spec), o.inputs_only ? 0 : recipes.size(), kOnlyDerivedCaches),
                    "generating case " + spec.name);
     GoldenCase c = generate_case(spec);
     // The manifest pins inputs, caches and the exact output: recipes only when a file is written.
@@ -198,6 +225,8 @@ void add_gen_command(CLI::App& app, Runner& run) {
   auto* write = sub->add_option("--write-manifest", o->write_manifest, "write the hashes of the generated cases to this file");
   sub->add_option("--max-keys", o->max_keys, "skip cases with more than this many keys (batch x kv_len)")
       ->check(CLI::NonNegativeNumber);
+  CLI::Option* shard = add_shard_option(
+      *sub, o->shard, "cases of --case-list / --check-manifest (after --cases, --max-keys), case k to shard k mod n + 1");
   // Options that cannot take effect together are refused, never silently ignored.
   for (CLI::Option* regenerating_only : {case_list, batch, kv, seed, q_len, profile, layout, page_size, shuffle,
                                          name, recipes, inputs_only, out, write})
@@ -205,8 +234,10 @@ void add_gen_command(CLI::App& app, Runner& run) {
   for (CLI::Option* one_case_only : {batch, kv, seed, q_len, profile, layout, page_size, shuffle, name})
     case_list->excludes(one_case_only);
   inputs_only->excludes(recipes);
-  sub->callback([&run, o, batch, kv, seed] {
+  sub->callback([&run, o, batch, kv, seed, shard] {
     o->given_shape = batch->count() + kv->count() + seed->count() > 0;
+    if (shard->count() > 0 && o->case_list.empty() && !o->check_manifest)
+      throw CLI::ValidationError("--shard", "shares out the cases of --case-list or --check-manifest; one case has no shards");
     if (o->case_list.empty() && !o->check_manifest && (batch->count() == 0 || kv->count() == 0 || seed->count() == 0))
       throw CLI::ValidationError("gen", "give --case-list FILE, --check-manifest FILE, or --batch, --kv-len and --seed");
     run = [o] { return run_gen(*o); };

@@ -20,7 +20,7 @@ int run_ref(const RefOptions& o) {
   require_distinct({{"OUT", o.out}}, {{"IN", o.in}});
   const std::vector<problem::Recipe> recipes = parse_recipes(o.recipes);
   const io::SafetensorsReader reader(o.in);
-  require_memory(golden_case_bytes(case_size(reader), recipes.size()), "ref " + o.in);
+  require_memory(golden_case_bytes(case_size(reader), recipes.size(), caches_in(reader)), "ref " + o.in);
   GoldenCase c = read_case(reader);
   complete(c, recipes);
   write_case(c, o.out);

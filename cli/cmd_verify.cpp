@@ -1,6 +1,6 @@
-// `mlacheck verify [--cases FILE] [--case NAME,...] [--strategy GLOB] [--json F] [--junit F]`:
-// every registry strategy matching the glob, on every case of the list (default: the 8 harness
-// shapes of data/cases/default.txt), run on the GPU and judged by the gate (DESIGN.md "Three
+// `mlacheck verify [--tier T | --cases FILE] [--case NAME,...] [--strategy GLOB] [--json F] [--junit F]`:
+// every registry strategy matching the glob, on every case of the list (default: the standard
+// tier, data/cases/standard.txt: cli/case_tier.h), run on the GPU and judged by the gate (DESIGN.md "Three
 // errors, not one"): kernel error against the recipe's emulated output with the strategy's own
 // split count (tight bound), total error against the exact output (recipe tolerance). The kernel's
 // LSE is compared with the emulated LSE as well. Device inputs are poisoned
@@ -9,6 +9,8 @@
 // Without a usable GPU it says so once and checks the CPU side only: the references and the
 // gate's power (the all-zero output rejected, the emulated output accepted); exit 1 only if that
 // fails.
+//
+// --shard i/n runs one share of the cases (cli/shard.h): a CI matrix of n jobs covers the list.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -39,7 +41,10 @@
 #include "cli/shell_quote.h"
 #include "io/atomic_file.h"
 #include "cli/json_report.h"
+#include "cli/case_tier.h"
 #include "cli/gpu_cases.h"
+#include "cli/shard.h"
+#include "cli/verify_mutants.h"
 #include "gpu/availability.h"
 #include "gpu/registry.h"
 #include "quant/bf16.h"
@@ -55,10 +60,13 @@ namespace {
 
 struct VerifyOptions {
   std::string case_list;
+  CaseTier tier = CaseTier::standard;
   std::vector<std::string> case_names;
   std::string strategy = "*";
   std::optional<std::string> json, junit;
   bool details = false;
+  std::optional<Shard> shard;  // --shard i/n: this share of the cases (cli/shard.h)
+  bool mutants = false;        // --mutants: the planted faults' catch rate (cli/verify_mutants.h)
 };
 
 struct Row {
@@ -115,7 +123,8 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
-void write_junit(const std::string& path, const std::vector<Row>& rows, double seconds) {
+void write_junit(const std::string& path, const std::string& suite, const std::vector<Row>& rows,
+                 double seconds) {
   int failures = 0, skipped = 0;
   for (const Row& r : rows) {
     failures += r.failed ? 1 : 0;
@@ -123,9 +132,9 @@ void write_junit(const std::string& path, const std::vector<Row>& rows, double s
   }
   std::ostringstream f;  // written whole, atomically, below
   f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
-    << fmt::format("<testsuite name=\"mlacheck verify\" tests=\"{}\" failures=\"{}\" "
+    << fmt::format("<testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" "
                    "skipped=\"{}\" time=\"{:.3f}\">\n",
-                   rows.size(), failures, skipped, seconds);
+                   xml_escape(suite), rows.size(), failures, skipped, seconds);
   for (const Row& r : rows) {
     f << fmt::format("  <testcase classname=\"{}\" name=\"{}\" time=\"{:.6f}\">",
                      xml_escape(r.case_name), xml_escape(r.strategy),
@@ -165,15 +174,27 @@ nlohmann::json row_json(const Row& r) {
 int run_verify(const VerifyOptions& o) {
   require_distinct({{"--json", o.json.value_or("")}, {"--junit", o.junit.value_or("")}}, {{"--case-list", o.case_list}});
   const auto started = std::chrono::steady_clock::now();
-  const std::string list = o.case_list.empty() ? default_case_list() : o.case_list;
-  const std::vector<ref::CaseSpec> cases = select_cases(list, o.case_names);
+  if (o.mutants && !gpu::mutants_built())  // before any work: nothing it could report would be measured
+    throw std::invalid_argument("--mutants: this binary has no planted faults; build one with "
+                                "-DMLACHECK_MUTANTS=ON (never the binary you gate with)");
+  const std::string list = o.case_list.empty() ? tier_case_list(o.tier) : o.case_list;
+  const std::vector<ref::CaseSpec> listed = select_cases(list, o.case_names);
+  const std::vector<ref::CaseSpec> cases = o.shard ? cases_of_shard(listed, *o.shard) : listed;
   const std::vector<const gpu::Strategy*> strategies = gpu::match_strategies(o.strategy);
   if (strategies.empty())
     throw std::invalid_argument("no strategy matches '" + o.strategy + "' (see `mlacheck list`)");
 
   const std::optional<std::string> no_gpu = gpu::unavailable_reason();
+  std::optional<MutantTally> mutant_tally;
+  if (o.mutants) {
+    if (no_gpu) throw std::invalid_argument("--mutants runs the planted faults on a GPU: " + *no_gpu);
+    mutant_tally.emplace();
+  }
   fmt::print("mlacheck verify: {} cases from {} x {} strategies matching '{}'\n", cases.size(),
              list, strategies.size(), o.strategy);
+  if (o.shard)
+    fmt::print("{}{}\n", shard_summary(*o.shard, cases.size(), listed.size(), "cases"),
+               cases.empty() ? "" : " (balanced by " + case_cost_rule() + ")");
   if (no_gpu)
     fmt::print("GPU: not available ({}); checking the CPU side only: references and the gate's "
                "power (all-zero output rejected, emulated output accepted)\n",
@@ -246,6 +267,14 @@ int run_verify(const VerifyOptions& o) {
                 row.lse->worst_index % 16, row.lse->worst_got, row.lse->worst_ref));
           row.failed = !(row.gate->pass() && row.lse->pass());
           row.verdict = row.failed ? "FAIL" : "PASS";
+          // A row that passed measures the planted faults: same inputs, same gate, one fault on.
+          if (mutant_tally && !row.failed)
+            mutant_tally->run_faults(*s, spec.name, [&] {
+              const gpu::RunResult m = device->run(*s, cache);
+              std::vector<float> m_out(m.out.size());
+              for (std::size_t i = 0; i < m_out.size(); ++i) m_out[i] = quant::bf16_to_f32(m.out[i]);
+              return !(gate.judge(m_out).pass() && check::check_lse(m.lse, emu.lse).pass());
+            });
 #endif
         }
       } catch (const std::exception& e) {
@@ -271,9 +300,10 @@ int run_verify(const VerifyOptions& o) {
     passed += !r.failed && r.verdict != "unsupported" ? 1 : 0;
     unsupported += r.verdict == "unsupported" ? 1 : 0;
   }
-  fmt::print("\n{} {}, {} failed, {} unsupported ({} case x strategy pairs, {:.1f} s)\n", passed,
-             no_gpu ? "CPU-side checks passed (no GPU: nothing ran on a device)" : "passed", failed,
-             unsupported, rows.size(), seconds);
+  fmt::print("\n{}{} {}, {} failed, {} unsupported ({} case x strategy pairs, {:.1f} s)\n",
+             o.shard ? shard_summary(*o.shard, cases.size(), listed.size(), "cases") + ": " : "",
+             passed, no_gpu ? "CPU-side checks passed (no GPU: nothing ran on a device)" : "passed",
+             failed, unsupported, rows.size(), seconds);
   if (o.json) {
     nlohmann::json j{{"cases", list},
                      {"strategy_glob", o.strategy},
@@ -282,10 +312,21 @@ int run_verify(const VerifyOptions& o) {
                      {"failed", failed},
                      {"unsupported", unsupported},
                      {"rows", nlohmann::json::array()}};
+    if (o.shard)
+      j["shard"] = {{"index", o.shard->index}, {"count", o.shard->count}, {"cases", cases.size()},
+                    {"of_cases", listed.size()}};
     for (const Row& r : rows) j["rows"].push_back(row_json(r));
+    if (mutant_tally) j["mutants"] = mutant_tally->to_json();
     write_json_report(*o.json, j);
   }
-  if (o.junit) write_junit(*o.junit, rows, seconds);
+  if (o.junit)
+    write_junit(*o.junit, o.shard ? "mlacheck verify " + to_string(*o.shard) : "mlacheck verify", rows,
+                seconds);
+  if (mutant_tally) {
+    mutant_tally->print(list);
+    if (failed > 0) fmt::print("(the unmutated kernels failed {} rows: those rows measured no fault)\n", failed);
+    return failed == 0 && mutant_tally->all_caught() ? kExitOk : kExitFail;
+  }
   return failed == 0 ? kExitOk : kExitFail;
 }
 
@@ -297,9 +338,9 @@ void add_verify_command(CLI::App& app, Runner& run) {
       "verify", "Run every GPU strategy (or those matching --strategy) on each case and judge it "
                 "with the gate: kernel error vs the emulated recipe, total error vs exact. Exit 0 "
                 "all pass, 1 any failure, 2 usage error");
-  sub->add_option("--cases,--case-list", o->case_list,
-                  "case list file (default: $MLACHECK_DATA_DIR/cases/default.txt, else "
-                  "data/cases/default.txt)");
+  CLI::Option* list = sub->add_option("--cases,--case-list", o->case_list,
+                                      "case list file (default: the --tier's list)");
+  add_tier_option(*sub, o->tier, "default: standard")->excludes(list);
   sub->add_option("--case", o->case_names, "only these case names (comma-separated)")
       ->delimiter(',');
   sub->add_option("--strategy", o->strategy,
@@ -308,6 +349,10 @@ void add_verify_command(CLI::App& app, Runner& run) {
   sub->add_option("--json", o->json, "write every row, with its full gate report, as JSON");
   sub->add_option("--junit", o->junit, "write a JUnit XML report (one testcase per row)");
   sub->add_flag("--details", o->details, "print the full gate report of every row");
+  sub->add_flag("--mutants", o->mutants,
+                "also run every planted fault (gpu/mutants.h) on each passing row and report the catch "
+                "rate per fault; exit 1 when one escapes (needs a -DMLACHECK_MUTANTS=ON build and a GPU)");
+  add_shard_option(*sub, o->shard, "cases (after --case), balanced by their cost, " + case_cost_rule());
   sub->callback([&run, o] { run = [o] { return run_verify(*o); }; });
 }
 

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -137,6 +138,10 @@ CaseSize case_size(const io::SafetensorsReader& f) {
           extent(gt::kv_indices, 0)};
 }
 
+HeldCaches caches_in(const io::SafetensorsReader& f) {
+  return {f.contains(gt::kv_fp8), f.contains(gt::kv_mxfp4)};
+}
+
 CaseSize case_size(const ref::CaseSpec& s) {
   const int64_t batch = std::max(s.batch, 0), len = std::max(s.kv_len, 0), page = std::max(s.page_size, 1);
   const int64_t pages_per_request = (len + page - 1) / page;
@@ -198,49 +203,30 @@ GoldenCase read_case(const io::SafetensorsReader& f, CachesToRead caches) {
 }
 
 void complete(GoldenCase& c, std::span<const problem::Recipe> recipes) {
-  const int64_t rows = c.batch.cache_rows();
   if (!c.fp8) {
     // The per-tensor scale is taken over the rows the batch reads (the harness's whole tensor
     // whenever every row is read, as in its layout): rows no request reads may hold anything, NaN
     // included (the GPU tests poison them), and must not decide the scale. They are quantized as
     // zeros.
     Fp8CacheData d;
-    d.codes.resize(c.kv.size());
-    d.scale = quant::fp8_harness_quantize_rows(c.kv, kQkDim, rows_read(c.batch), kGoldenFp8, d.codes);
+    d.derived = true;
+    d.scale = quant::fp8_harness_scale_rows(c.kv, kQkDim, rows_read(c.batch), kGoldenFp8);
     c.fp8 = std::move(d);
   }
   if (!c.mxfp4) {
     Mxfp4CacheData d;
-    d.packed.resize(static_cast<std::size_t>(rows) * problem::kMxfp4RowBytes);
-    d.scales.resize(static_cast<std::size_t>(rows) * problem::kMxfp4RowScales);
-    ref::quantize_mxfp4_rows(c.kv, kGoldenMxfp4, d.packed, d.scales);
+    d.derived = true;
     c.mxfp4 = std::move(d);
   }
   if (!c.exact) {
     ProgressPrinter progress("exact decode");
     c.exact = ref::decode_exact(c.batch, c.q, c.kv, &progress);
   }
-  ref::KvCaches other_variants(c.kv, rows);  // only for a recipe whose variant differs
   for (const problem::Recipe& r : recipes) {
-    problem::KvCache cache;
-    cache.format = r.kv;
-    cache.rows = rows;
-    if (r.kv == problem::KvFormat::bf16) {
-      cache.bf16 = c.kv;
-    } else if (r.kv == problem::KvFormat::fp8 && r.fp8 == kGoldenFp8) {
-      cache.fp8 = c.fp8->codes;
-      cache.fp8_scale = c.fp8->scale;
-      cache.fp8_format = kGoldenFp8;
-    } else if (r.kv == problem::KvFormat::mxfp4 && r.mxfp4_rounding == kGoldenMxfp4) {
-      cache.mxfp4 = c.mxfp4->packed;
-      cache.mxfp4_scale = c.mxfp4->scales;
-    } else {
-      cache = other_variants.for_recipe(r);
-    }
     ProgressPrinter progress(fmt::format("emulated {}", r.name));
     std::erase_if(c.emulated, [&](const auto& e) { return e.first == r.name; });
-    c.emulated.emplace_back(std::string(r.name),
-                            ref::decode_emulated(c.batch, c.q, cache, r, r.num_splits, &progress));
+    c.emulated.emplace_back(std::string(r.name), ref::decode_emulated(c.batch, c.q, golden_cache(c, r), r,
+                                                                      r.num_splits, &progress));
   }
   check_references_finite(c);
 }
@@ -252,9 +238,13 @@ std::vector<float> widen_bf16(std::span<const uint16_t> bf16) {
 }
 
 problem::KvCache golden_cache(const GoldenCase& c, const problem::Recipe& r) {
+  const int64_t rows = c.batch.cache_rows();
+  if ((r.kv == problem::KvFormat::fp8 && r.fp8 != kGoldenFp8) ||
+      (r.kv == problem::KvFormat::mxfp4 && r.mxfp4_rounding != kGoldenMxfp4))
+    return ref::on_read_cache(c.kv, rows, r);
   problem::KvCache k;
   k.format = r.kv;
-  k.rows = c.batch.cache_rows();
+  k.rows = rows;
   k.bf16 = c.kv;
   if (c.fp8) {
     k.fp8 = c.fp8->codes;
@@ -265,7 +255,81 @@ problem::KvCache golden_cache(const GoldenCase& c, const problem::Recipe& r) {
     k.mxfp4 = c.mxfp4->packed;
     k.mxfp4_scale = c.mxfp4->scales;
   }
+  if ((r.kv == problem::KvFormat::fp8 && c.fp8 && c.fp8->derived) ||
+      (r.kv == problem::KvFormat::mxfp4 && c.mxfp4 && c.mxfp4->derived))
+    k.on_read = problem::KvCache::QuantizeOnRead{c.fp8 ? c.fp8->scale : 1.0f, kGoldenMxfp4};
   return k;
+}
+
+Mxfp4CacheData stored_mxfp4(const GoldenCase& c) {
+  if (!c.mxfp4) throw std::logic_error("stored_mxfp4: the case has no MXFP4 cache (complete() first)");
+  if (!c.mxfp4->derived) return *c.mxfp4;
+  const auto rows = static_cast<std::size_t>(c.batch.cache_rows());
+  Mxfp4CacheData d;
+  d.packed.resize(rows * problem::kMxfp4RowBytes);
+  d.scales.resize(rows * problem::kMxfp4RowScales);
+  ref::quantize_mxfp4_rows(c.kv, kGoldenMxfp4, d.packed, d.scales);
+  return d;
+}
+
+std::vector<CacheTensor> cache_tensors(const GoldenCase& c) {
+  using io::DType;
+  const int64_t n = c.batch.cache_rows();
+  const std::span<const uint16_t> kv = c.kv;
+  const auto bytes = [](std::span<std::byte> out) {
+    return std::span(reinterpret_cast<uint8_t*>(out.data()), out.size());
+  };
+  // A held tensor's rows, copied a chunk at a time.
+  const auto copy = [](std::span<const uint8_t> held, std::size_t row_bytes) -> io::RowProducer {
+    return [held, row_bytes](int64_t first, int64_t, std::span<std::byte> out) {
+      const auto from = held.subspan(static_cast<std::size_t>(first) * row_bytes, out.size());
+      std::copy(from.begin(), from.end(), reinterpret_cast<uint8_t*>(out.data()));
+    };
+  };
+  const auto rows_of = [kv](int64_t first, int64_t count) {  // copied into producers: no references
+    return kv.subspan(static_cast<std::size_t>(first) * kQkDim, static_cast<std::size_t>(count) * kQkDim);
+  };
+  std::vector<CacheTensor> tensors;
+  if (c.fp8) {
+    io::RowProducer rows = copy(c.fp8->codes, kQkDim);
+    if (c.fp8->derived) {
+      // fp8_harness_quantize_rows' codes: each read element's by table, +0's for a row not read.
+      auto table =
+          std::make_shared<const std::vector<uint8_t>>(quant::fp8_harness_code_table(c.fp8->scale, kGoldenFp8));
+      auto read = std::make_shared<const std::vector<bool>>(rows_read(c.batch));
+      rows = [kv, table, read](int64_t first, int64_t count, std::span<std::byte> out) {
+        const uint8_t* t = table->data();
+#pragma omp parallel for schedule(static)
+        for (int64_t r = first; r < first + count; ++r) {
+          const uint16_t* src = kv.data() + r * kQkDim;
+          auto* dst = reinterpret_cast<uint8_t*>(out.data()) + (r - first) * kQkDim;
+          if ((*read)[static_cast<std::size_t>(r)])
+            for (int d = 0; d < kQkDim; ++d) dst[d] = t[src[d]];
+          else
+            std::fill(dst, dst + kQkDim, t[0]);
+        }
+      };
+    }
+    tensors.push_back({std::string(gt::kv_fp8), DType::F8_E4M3, {n, 1, kQkDim}, kQkDim, std::move(rows)});
+  }
+  if (c.mxfp4) {
+    io::RowProducer packed = copy(c.mxfp4->packed, problem::kMxfp4RowBytes);
+    io::RowProducer scales = copy(c.mxfp4->scales, problem::kMxfp4RowScales);
+    if (c.mxfp4->derived) {
+      packed = [rows_of, bytes](int64_t first, int64_t count, std::span<std::byte> out) {
+        std::vector<uint8_t> unused(static_cast<std::size_t>(count) * problem::kMxfp4RowScales);
+        ref::quantize_mxfp4_rows(rows_of(first, count), kGoldenMxfp4, bytes(out), unused);
+      };
+      scales = [rows_of, bytes](int64_t first, int64_t count, std::span<std::byte> out) {
+        ref::mxfp4_scale_rows(rows_of(first, count), bytes(out));
+      };
+    }
+    tensors.push_back({std::string(gt::kv_mxfp4), DType::U8, {n, 1, problem::kMxfp4RowBytes}, problem::kMxfp4RowBytes,
+                       std::move(packed)});
+    tensors.push_back({std::string(gt::kv_mxfp4_scale), DType::F8_E8M0, {n, 1, problem::kMxfp4RowScales},
+                       problem::kMxfp4RowScales, std::move(scales)});
+  }
+  return tensors;
 }
 
 void write_case(const GoldenCase& c, const std::filesystem::path& out) {
@@ -285,16 +349,16 @@ void write_case(const GoldenCase& c, const std::filesystem::path& out) {
   if (b.paged())
     add_view<int32_t>(w, gt::kv_indices, DType::I32, {static_cast<int64_t>(b.kv_indices().size())},
                       b.kv_indices());
-  if (c.fp8) {
-    add_view<uint8_t>(w, gt::kv_fp8, DType::F8_E4M3, {n, 1, kQkDim}, c.fp8->codes);
-    add_view<float>(w, gt::kv_fp8_scale, DType::F32, {1}, std::span(&c.fp8->scale, 1));
-    w.set_metadata(std::string(gm::fp8_format), quant::to_string(kGoldenFp8));
+  // The caches in the order they always had (the layout is by element size, then this order).
+  for (CacheTensor& ct : cache_tensors(c)) {
+    const bool fp8 = ct.name == gt::kv_fp8;
+    w.add_generated(std::move(ct.name), ct.dtype, std::move(ct.shape), std::move(ct.rows));
+    if (fp8) {
+      add_view<float>(w, gt::kv_fp8_scale, DType::F32, {1}, std::span(&c.fp8->scale, 1));
+      w.set_metadata(std::string(gm::fp8_format), quant::to_string(kGoldenFp8));
+    }
   }
-  if (c.mxfp4) {
-    add_view<uint8_t>(w, gt::kv_mxfp4, DType::U8, {n, 1, problem::kMxfp4RowBytes}, c.mxfp4->packed);
-    add_view<uint8_t>(w, gt::kv_mxfp4_scale, DType::F8_E8M0, {n, 1, problem::kMxfp4RowScales}, c.mxfp4->scales);
-    w.set_metadata(std::string(gm::mxfp4_rounding), quant::to_string(kGoldenMxfp4));
-  }
+  if (c.mxfp4) w.set_metadata(std::string(gm::mxfp4_rounding), quant::to_string(kGoldenMxfp4));
   if (c.exact) {
     add_view<float>(w, gt::out_exact, DType::F32, {t, kNumHeads, kVDim}, c.exact->out);
     add_view<float>(w, gt::lse_exact, DType::F32, {t, kNumHeads}, c.exact->lse);

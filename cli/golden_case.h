@@ -22,12 +22,18 @@
 
 namespace mlacheck::cli {
 
+// A quantized cache of the case: the input file's own, held whole (then it is an input, a kernel
+// engineer's quantization used as it is), or `derived` from kv by complete(): then only the scale
+// is held, the emulation quantizes each row when it reads it and write_case a chunk of rows at a
+// time, so a derived cache is never whole in memory (issue 11 item 6).
 struct Fp8CacheData {
-  std::vector<uint8_t> codes;  // [N, 576] e4m3fn
+  bool derived = false;
+  std::vector<uint8_t> codes;  // [N, 576] e4m3fn, the file's; empty when derived
   float scale = 0.0f;
 };
 struct Mxfp4CacheData {
-  std::vector<uint8_t> packed;  // [N, 288]
+  bool derived = false;
+  std::vector<uint8_t> packed;  // [N, 288], the file's; empty when derived
   std::vector<uint8_t> scales;  // [N, 18]
 };
 
@@ -59,21 +65,44 @@ GoldenCase read_case(const io::SafetensorsReader& file, CachesToRead caches = {}
 // The sizes read_case will allocate, from the header alone (nothing is read): for the memory
 // estimate before reading (memory_budget.h). Missing tensors count as empty; read_case reports them.
 CaseSize case_size(const io::SafetensorsReader& file);
+// The quantized caches the file holds, which read_case reads whole.
+HeldCaches caches_in(const io::SafetensorsReader& file);
 // The same for a case to generate; an upper bound for ragged lengths (every length <= kv_len).
 CaseSize case_size(const ref::CaseSpec& spec);
 
-// Fills in what is missing: both quantized caches, the exact output, and the emulated output of
-// each recipe (each recipe's default split count). Progress on stderr for long work.
+// Fills in what is missing: both quantized caches (derived: their scales, nothing held), the
+// exact output, and the emulated output of each recipe (each recipe's default split count).
+// Progress on stderr for long work.
 void complete(GoldenCase& c, std::span<const problem::Recipe> recipes);
 
 // bf16 bits widened to float (exact): how every command turns a bf16 output into values.
 std::vector<float> widen_bf16(std::span<const uint16_t> bf16);
 
-// The case's cache in the recipe's KV format (spans into c; both quantized caches must be there,
-// as after complete()). The fp8 variant is the recipe's; the golden caches are e4m3fn.
+// The case's cache in the recipe's KV format (spans into c; the recipe's quantized cache must be
+// there, as after complete()): a derived cache is quantized on read (problem/kv_cache.h). The
+// golden caches are e4m3fn and RNE MXFP4; a recipe of another variant reads the cache that
+// variant's quantizer makes of the whole bf16 cache (ref/kv_caches.h), also on read.
 problem::KvCache golden_cache(const GoldenCase& c, const problem::Recipe& r);
 
-// Writes every tensor of the case (io/golden.h schema) without copying the large ones.
+// Both arrays of the MXFP4 cache whole (a copy of the file's, or quantized from kv: 0.27x the kv
+// bytes): for the one judging use that needs them stored (wrong_answers.cpp reads the codes with
+// other block scales).
+Mxfp4CacheData stored_mxfp4(const GoldenCase& c);
+
+// One quantized cache tensor of the case ([N, 1, row]) as rows made on demand: copied from the
+// file's, or quantized from kv when derived. What write_case writes and gen's manifest hashes, a
+// chunk at a time (io::for_each_chunk). The producers keep views into c.
+struct CacheTensor {
+  std::string name;
+  io::DType dtype;
+  std::vector<int64_t> shape;
+  std::size_t row_bytes;
+  io::RowProducer rows;
+};
+// kv_fp8, kv_mxfp4 and kv_mxfp4_scale, those of the caches c has (the fp8 scale is c.fp8->scale).
+std::vector<CacheTensor> cache_tensors(const GoldenCase& c);
+
+// Writes every tensor of the case (io/golden.h schema) without copying the large ones whole.
 void write_case(const GoldenCase& c, const std::filesystem::path& out);
 
 // The case-list line (ref/case_list.h format) that regenerates `spec`.

@@ -1,7 +1,6 @@
 #include "cli/gpu_cases.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <stdexcept>
 
 #include "cli/golden_case.h"
@@ -9,12 +8,6 @@
 #include "ref/case_list.h"
 
 namespace mlacheck::cli {
-
-std::string default_case_list() {
-  if (const char* dir = std::getenv("MLACHECK_DATA_DIR"); dir != nullptr && *dir != '\0')
-    return std::string(dir) + "/cases/default.txt";
-  return "data/cases/default.txt";
-}
 
 std::vector<ref::CaseSpec> select_cases(const std::string& list_path,
                                         const std::vector<std::string>& names) {

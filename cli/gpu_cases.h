@@ -14,10 +14,6 @@
 
 namespace mlacheck::cli {
 
-// $MLACHECK_DATA_DIR/cases/default.txt when the variable is set, else data/cases/default.txt
-// relative to the working directory (the repository root), as `gen` and `power` read it.
-std::string default_case_list();
-
 // The cases of `list_path`, or only those named in `names` (in the list's order); an unknown name
 // is an error, and so is an empty selection.
 std::vector<ref::CaseSpec> select_cases(const std::string& list_path,

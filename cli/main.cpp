@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/version.h"
+#include "gpu/assigned_gpu.h"
 #include "io/printable.h"
 
 int main(int argc, char** argv) {
@@ -35,6 +36,8 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
   try {
+    // Before any command can start the GPU runtime, which reads the visible-devices variable once.
+    mlacheck::gpu::use_assigned_gpu();
     return run ? run() : kExitUsage;
   } catch (const std::bad_alloc&) {
     // The estimates (cli/memory_budget.h) should refuse a case that cannot fit before this.

@@ -81,10 +81,10 @@ uint64_t case_bytes(const CaseSize& s, uint64_t per_query, uint64_t per_row) {
 
 }  // namespace
 
-uint64_t golden_case_bytes(const CaseSize& s, std::size_t recipes) {
-  // q, the exact output, each recipe's output; the bf16 cache and both derived caches.
+uint64_t golden_case_bytes(const CaseSize& s, std::size_t recipes, HeldCaches held) {
+  // q, the exact output, each recipe's output; the bf16 cache and the quantized ones held whole.
   const uint64_t per_query = add(kQBytes + kOutF32Bytes + kLseBytes, mul(kOutBf16Bytes + kLseBytes, recipes));
-  return case_bytes(s, per_query, kKvBf16Bytes + kKvFp8Bytes + kKvMxfp4Bytes);
+  return case_bytes(s, per_query, kKvBf16Bytes + (held.fp8 ? kKvFp8Bytes : 0) + (held.mxfp4 ? kKvMxfp4Bytes : 0));
 }
 
 uint64_t judging_bytes(const CaseSize& s, bool fp8_cache, bool mxfp4_cache) {

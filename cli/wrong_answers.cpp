@@ -84,13 +84,22 @@ std::vector<check::WrongAnswer> WrongAnswers::for_recipe(const problem::Recipe& 
 
   if (recipe.kv != problem::KvFormat::bf16) {
     problem::KvCache cache = golden_cache(c, recipe);
+    Mxfp4CacheData stored;
     std::vector<uint8_t> unit_scales;
     std::string what;
     if (recipe.kv == problem::KvFormat::fp8) {
-      cache.fp8_scale = 1.0f;
+      cache.fp8_scale = 1.0f;  // what multiplies; codes quantized on read keep their own scale
       what = fmt::format("fp8 KV scale {} taken as 1", c.fp8->scale);
     } else {
-      unit_scales.assign(c.mxfp4->scales.size(), 127);  // E8M0 127 = 2^0
+      // The codes read with other scales: they must be stored, not quantized on read (power holds
+      // a derived cache whole for this one answer).
+      if (c.mxfp4->derived) {
+        stored = stored_mxfp4(c);
+        cache.on_read.reset();
+        cache.mxfp4 = stored.packed;
+      }
+      const auto scale_bytes = static_cast<std::size_t>(b.cache_rows()) * problem::kMxfp4RowScales;
+      unit_scales.assign(scale_bytes, 127);  // E8M0 127 = 2^0
       cache.mxfp4_scale = unit_scales;
       what = "every MXFP4 block scale taken as 1";
     }

@@ -1,6 +1,9 @@
 #include "gpu/availability.h"
 
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
+#include <stdexcept>
+
+#include "gpu/assigned_gpu.h"
 #include "gpu/device_probe.h"
 #endif
 
@@ -8,7 +11,15 @@ namespace mlacheck::gpu {
 
 std::optional<std::string> unavailable_reason() {
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
-  static const std::optional<std::string> reason = detail::probe_device();
+  static const std::optional<std::string> reason = [] {
+    std::optional<std::string> why = detail::probe_device();
+    // A GPU that CTest handed out must work: a resource spec that does not match the machine
+    // would otherwise turn every GPU test into a skip, and the run green.
+    if (why && assigned_gpu())
+      throw std::runtime_error("CTest assigned " + *assigned_gpu() + " but it cannot run GPU work: " +
+                               *why + "; write the resource spec on this machine (scripts/gpu-resources.sh)");
+    return why;
+  }();
   return reason;
 #else
   // MLACHECK_GPU_BACKEND_NAME comes from gpu/CMakeLists.txt: the resolved backend, none or hip.

@@ -122,6 +122,8 @@ std::optional<std::string> Strategy::supports(const problem::Batch& batch,
   if (cache.rows != batch.cache_rows())
     return "the cache has " + to_string(cache.rows) + " rows, the batch layout " +
            to_string(batch.cache_rows());
+  if (cache.on_read && cache.format != problem::KvFormat::bf16)
+    return "the cache is quantized on read (the CPU reference's way); a kernel needs stored rows";
   if (!portable::find_instance(recipe))
     return "no portable kernel instance for KV " + std::string(problem::to_string(recipe.kv)) +
            " x P " + std::string(problem::to_string(recipe.p)) + " x softmax base " +

@@ -13,9 +13,11 @@
 
 namespace mlacheck::io {
 
-std::string hash_bytes(std::span<const std::byte> bytes) {
+namespace {
+
+std::string to_hex(XXH64_hash_t hash) {
   XXH64_canonical_t canonical;
-  XXH64_canonicalFromHash(&canonical, XXH3_64bits(bytes.data(), bytes.size()));
+  XXH64_canonicalFromHash(&canonical, hash);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (unsigned char b : canonical.digest) {
@@ -24,6 +26,29 @@ std::string hash_bytes(std::span<const std::byte> bytes) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string hash_bytes(std::span<const std::byte> bytes) {
+  return to_hex(XXH3_64bits(bytes.data(), bytes.size()));
+}
+
+struct StreamingHash::State {
+  XXH3_state_t xxh;
+};
+
+StreamingHash::StreamingHash() : state_(std::make_unique<State>()) {
+  if (XXH3_64bits_reset(&state_->xxh) != XXH_OK) throw Error("xxh3: cannot reset the hash state");
+}
+
+StreamingHash::~StreamingHash() = default;
+
+void StreamingHash::update(std::span<const std::byte> bytes) {
+  if (XXH3_64bits_update(&state_->xxh, bytes.data(), bytes.size()) != XXH_OK)
+    throw Error("xxh3: cannot update the hash state");
+}
+
+std::string StreamingHash::digest() const { return to_hex(XXH3_64bits_digest(&state_->xxh)); }
 
 Manifest parse_manifest(std::string_view text, const std::string& origin) {
   Manifest m;

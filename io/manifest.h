@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +20,22 @@ inline constexpr const char* kManifestSchema = "mlacheck-manifest/1";
 
 // xxh3-64 of the bytes, as 16 lowercase hex digits (xxHash's canonical big-endian form).
 std::string hash_bytes(std::span<const std::byte> bytes);
+
+// The same hash of bytes given in pieces (XXH3's streaming state), for a tensor that is never
+// whole in memory: digest() after update(a), update(b) equals hash_bytes(a + b).
+class StreamingHash {
+ public:
+  StreamingHash();
+  ~StreamingHash();
+  StreamingHash(const StreamingHash&) = delete;
+  StreamingHash& operator=(const StreamingHash&) = delete;
+  void update(std::span<const std::byte> bytes);
+  std::string digest() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 struct ManifestCase {
   std::string name;

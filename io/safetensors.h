@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -73,6 +74,18 @@ class SafetensorsReader {
   void read_bytes(std::string_view name, uint64_t begin, std::span<std::byte> out) const;
 };
 
+// Fills rows [first, first + count) of a tensor's outermost dimension into `out` (their bytes
+// exactly): a tensor made when it is written, never held whole.
+using RowProducer = std::function<void(int64_t first, int64_t count, std::span<std::byte> out)>;
+// The bytes of one chunk: big enough that a call and a write per chunk cost nothing next to the
+// bytes, small next to any cache (a 15 GB cache's FP8 codes are 2000 chunks).
+inline constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
+// Produces rows [0, rows) into one buffer, as many whole rows (at least one) as kChunkBytes holds
+// at a time, and hands each chunk to `sink` in order: how the writer writes a generated tensor,
+// and how a hash is taken over one.
+void for_each_chunk(int64_t rows, std::size_t row_bytes, const RowProducer& produce,
+                    const std::function<void(std::span<const std::byte>)>& sink);
+
 class SafetensorsWriter {
  public:
   // Later calls with the same key replace the value. Throws Error if key or value is not UTF-8.
@@ -87,6 +100,12 @@ class SafetensorsWriter {
   void add_view(std::string name, DType dtype, std::vector<int64_t> shape,
                 std::span<const std::byte> bytes);
 
+  // A tensor of rank >= 1 whose bytes `produce` makes while write() runs, a chunk of rows at a
+  // time (for_each_chunk), in row order: for a tensor derived from others that must not be held
+  // whole (the golden file's quantized caches, issue 11 item 6). Throws as add() does, or for a
+  // 0-d shape.
+  void add_generated(std::string name, DType dtype, std::vector<int64_t> shape, RowProducer produce);
+
   // Writes path + ".tmp" and renames it onto path, so a failed write never leaves a half file
   // (the .tmp is removed on failure). Tensors are laid out by element size, largest first, then in
   // the order they were added, so that every tensor is aligned to its element size (the data
@@ -99,8 +118,10 @@ class SafetensorsWriter {
     std::string name;
     DType dtype;
     std::vector<int64_t> shape;
-    std::vector<std::byte> owned;      // empty for add_view()
+    std::vector<std::byte> owned;      // empty for add_view() and add_generated()
     std::span<const std::byte> bytes;  // owned's bytes, or the caller's
+    RowProducer produce;               // add_generated(): makes the bytes when written
+    std::size_t byte_count;            // bytes.size(), or what produce makes
   };
   std::vector<Entry> tensors_;  // in add() order
   void check_new(const std::string& name, DType dtype, const std::vector<int64_t>& shape,

@@ -35,6 +35,19 @@ std::array<std::byte, 8> le_u64(uint64_t v) {
 
 }  // namespace
 
+void for_each_chunk(int64_t rows, std::size_t row_bytes, const RowProducer& produce,
+                    const std::function<void(std::span<const std::byte>)>& sink) {
+  const int64_t per_chunk =
+      std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / std::max<std::size_t>(row_bytes, 1)));
+  std::vector<std::byte> chunk;
+  for (int64_t first = 0; first < rows; first += per_chunk) {
+    const int64_t count = std::min(per_chunk, rows - first);
+    chunk.resize(static_cast<std::size_t>(count) * row_bytes);
+    produce(first, count, chunk);
+    sink(chunk);
+  }
+}
+
 void SafetensorsWriter::set_metadata(std::string key, std::string value) {
   if (!is_valid_utf8(key) || !is_valid_utf8(value))
     throw Error("SafetensorsWriter: __metadata__ key or value of '" + key + "' is not valid UTF-8");
@@ -59,7 +72,8 @@ void SafetensorsWriter::check_new(const std::string& name, DType dtype,
 
 void SafetensorsWriter::add(std::string name, Tensor tensor) {
   check_new(name, tensor.dtype, tensor.shape, tensor.bytes.size());
-  Entry e{std::move(name), tensor.dtype, std::move(tensor.shape), std::move(tensor.bytes), {}};
+  const std::size_t n = tensor.bytes.size();
+  Entry e{std::move(name), tensor.dtype, std::move(tensor.shape), std::move(tensor.bytes), {}, {}, n};
   e.bytes = e.owned;  // the vector's buffer moves with it, so the view stays valid
   tensors_.push_back(std::move(e));
 }
@@ -67,7 +81,17 @@ void SafetensorsWriter::add(std::string name, Tensor tensor) {
 void SafetensorsWriter::add_view(std::string name, DType dtype, std::vector<int64_t> shape,
                                  std::span<const std::byte> bytes) {
   check_new(name, dtype, shape, bytes.size());
-  tensors_.push_back(Entry{std::move(name), dtype, std::move(shape), {}, bytes});
+  tensors_.push_back(Entry{std::move(name), dtype, std::move(shape), {}, bytes, {}, bytes.size()});
+}
+
+void SafetensorsWriter::add_generated(std::string name, DType dtype, std::vector<int64_t> shape,
+                                      RowProducer produce) {
+  if (shape.empty())
+    throw Error("SafetensorsWriter: tensor '" + name + "': a generated tensor needs rows (rank >= 1)");
+  const auto bytes = detail::checked_byte_size(shape, dtype_size(dtype));
+  check_new(name, dtype, shape, bytes.value_or(0));  // an overflowing shape throws here
+  tensors_.push_back(
+      Entry{std::move(name), dtype, std::move(shape), {}, {}, std::move(produce), *bytes});
 }
 
 void SafetensorsWriter::write(const std::filesystem::path& path) const {
@@ -82,7 +106,7 @@ void SafetensorsWriter::write(const std::filesystem::path& path) const {
   if (!metadata_.empty()) header["__metadata__"] = metadata_;
   uint64_t offset = 0;
   for (const Entry* entry : layout) {
-    const uint64_t end = offset + entry->bytes.size();
+    const uint64_t end = offset + entry->byte_count;
     header[entry->name] = {{"dtype", dtype_name(entry->dtype)},
                            {"shape", entry->shape},
                            {"data_offsets", {offset, end}}};
@@ -100,7 +124,16 @@ void SafetensorsWriter::write(const std::filesystem::path& path) const {
   AtomicFile out(path);
   out.write(le_u64(text.size()));
   out.write(std::as_bytes(std::span(text)));
-  for (const Entry* entry : layout) out.write(entry->bytes);
+  for (const Entry* entry : layout) {
+    if (!entry->produce) {
+      out.write(entry->bytes);
+      continue;
+    }
+    const int64_t rows = entry->shape[0];
+    const std::size_t row_bytes = rows == 0 ? 0 : entry->byte_count / static_cast<std::size_t>(rows);
+    for_each_chunk(rows, row_bytes, entry->produce,
+                   [&](std::span<const std::byte> chunk) { out.write(chunk); });
+  }
   out.commit();
 }
 

@@ -33,6 +33,18 @@ float fp8_harness_quantize_rows(std::span<const uint16_t> x_bf16, std::size_t ro
                                 const std::vector<bool>& row_read, Fp8Format fmt,
                                 std::span<uint8_t> codes);
 
+// fp8_harness_quantize(_rows) in two steps, for a tensor quantized a few rows at a time and never
+// held whole (the golden FP8 cache, issue 11 item 6). First the scale (steps 1-3), over every
+// element or over the rows with row_read[r] set; then steps 4-6 at that scale, element by element,
+// which depend on nothing but the element: the table holds the code of every bf16 bit pattern
+// (index = the bits). fp8_harness_quantize's code of element x is table[x], and
+// fp8_harness_quantize_rows' of a row not read table[0]; both functions are built from these steps.
+float fp8_harness_scale(std::span<const uint16_t> x_bf16, Fp8Format fmt);
+float fp8_harness_scale_rows(std::span<const uint16_t> x_bf16, std::size_t row_len,
+                             const std::vector<bool>& row_read, Fp8Format fmt);
+inline constexpr std::size_t kBf16Patterns = std::size_t{1} << 16;
+std::vector<uint8_t> fp8_harness_code_table(float scale, Fp8Format fmt);  // kBf16Patterns codes
+
 // aiter's dynamic_per_tensor_quant (`fp8-dynamic`, NUMERICS §4.1 with the IEEE reciprocal of aiter
 // <= 2026-03-17): scale = max over rows of fl32(rowAbsMax * fl32(1/M)) in float32, no floor;
 // inv = fl32(1/scale); code = RNE(clamp(fl32(x * inv), ±M)). Returns the scale.
@@ -70,6 +82,13 @@ void fp8_cast(std::span<const float> x, Fp8Format fmt, Overflow overflow, std::s
 // - Old rule's shift counts >= 32: count mod 32 (AMD), see f32_to_e2m1.
 void mxfp4_quantize(std::span<const float> x, std::size_t row_len, E2M1Rounding rounding,
                     std::span<uint8_t> packed, std::span<uint8_t> scales);
+
+// mxfp4_quantize of one row (a multiple of 32 elements) on the calling thread, no thread team:
+// for a cache row quantized when it is read, inside the emulation's own threads. The same bytes.
+void mxfp4_quantize_row(std::span<const float> x, E2M1Rounding rounding, std::span<uint8_t> packed,
+                        std::span<uint8_t> scales);
+// The scale bytes of mxfp4_quantize alone (the E2M1 codes are not computed): scales x.size()/32.
+void mxfp4_scales(std::span<const float> x, std::size_t row_len, std::span<uint8_t> scales);
 
 // Inverse of the packing: out[i] = e2m1_to_f32(code i) * e8m0_to_f32(its block's scale), in
 // float32 (NUMERICS §5.7). out.size() must be a multiple of row_len (a multiple of 32), packed

@@ -46,11 +46,9 @@ struct RowsRead {
   bool operator()(std::size_t element) const { return read == nullptr || (*read)[element / row_len]; }
 };
 
-// NUMERICS §4, steps 1-7; y (may be null) receives each element's bf16 value after step 5.
-float harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt, std::span<uint8_t> codes,
-                       uint16_t* y, RowsRead rows = {}) {
+// NUMERICS §4 steps 1-3: the scale s as float32 (exactly a bf16 value).
+float harness_scale(std::span<const uint16_t> x_bf16, Fp8Format fmt, RowsRead rows = {}) {
   const std::size_t n = x_bf16.size();
-
   // Step 1: amax of |x| in bf16. On magnitudes the integer order is the value order, and every
   // NaN (> 0x7F80) exceeds every number, so the integer max is NaN iff some element is NaN.
   unsigned amax = 0;
@@ -63,15 +61,25 @@ float harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt, std::spa
   const uint16_t amax_floored =
       amax < kHarnessAmaxFloorBf16 ? kHarnessAmaxFloorBf16 : static_cast<uint16_t>(amax);
   // Step 3: s = bf16(fl32(a' * fl32(1/M))).
-  const uint16_t s = f32_to_bf16(bf16_to_f32(amax_floored) * reciprocal_of_max(fmt));
-  const float s_f32 = bf16_to_f32(s);
-  const float m = fp8_max(fmt);  // exactly representable in bf16 (448, 240)
+  return bf16_to_f32(f32_to_bf16(bf16_to_f32(amax_floored) * reciprocal_of_max(fmt)));
+}
 
+// Steps 4-5 of one element: its bf16 value just before the FP8 cast. m = fp8_max(fmt), exactly
+// representable in bf16 (448, 240).
+uint16_t harness_y(uint16_t x, float s_f32, float m) {
+  const uint16_t q = f32_to_bf16(bf16_to_f32(x) / s_f32);  // step 4
+  return f32_to_bf16(clamp_symmetric(bf16_to_f32(q), m));  // step 5 (exact)
+}
+
+// NUMERICS §4, steps 1-7; y (may be null) receives each element's bf16 value after step 5.
+float harness_quantize(std::span<const uint16_t> x_bf16, Fp8Format fmt, std::span<uint8_t> codes,
+                       uint16_t* y, RowsRead rows = {}) {
+  const std::size_t n = x_bf16.size();
+  const float s_f32 = harness_scale(x_bf16, fmt, rows);
+  const float m = fp8_max(fmt);
 #pragma omp parallel for schedule(static) if (n >= detail::kMinParallelWork)
   for (std::size_t i = 0; i < n; ++i) {
-    const uint16_t x = rows(i) ? x_bf16[i] : uint16_t{0};
-    const uint16_t q = f32_to_bf16(bf16_to_f32(x) / s_f32);               // step 4
-    const uint16_t yi = f32_to_bf16(clamp_symmetric(bf16_to_f32(q), m));  // step 5 (exact)
+    const uint16_t yi = harness_y(rows(i) ? x_bf16[i] : uint16_t{0}, s_f32, m);
     if (y != nullptr) y[i] = yi;
     codes[i] = f32_to_fp8(bf16_to_f32(yi), fmt, Overflow::nan);  // step 6
   }
@@ -105,6 +113,28 @@ float fp8_harness_quantize_rows(std::span<const uint16_t> x_bf16, std::size_t ro
   detail::require_size("fp8_harness_quantize_rows", "row_read", row_read.size(),
                        x_bf16.size() / row_len, "one flag per row");
   return harness_quantize(x_bf16, fmt, codes, nullptr, RowsRead{&row_read, row_len});
+}
+
+float fp8_harness_scale(std::span<const uint16_t> x_bf16, Fp8Format fmt) {
+  return harness_scale(x_bf16, fmt);
+}
+
+float fp8_harness_scale_rows(std::span<const uint16_t> x_bf16, std::size_t row_len,
+                             const std::vector<bool>& row_read, Fp8Format fmt) {
+  detail::require_rows("fp8_harness_scale_rows", x_bf16.size(), row_len);
+  detail::require_size("fp8_harness_scale_rows", "row_read", row_read.size(),
+                       x_bf16.size() / row_len, "one flag per row");
+  return harness_scale(x_bf16, fmt, RowsRead{&row_read, row_len});
+}
+
+std::vector<uint8_t> fp8_harness_code_table(float scale, Fp8Format fmt) {
+  std::vector<uint8_t> table(kBf16Patterns);
+  const float m = fp8_max(fmt);
+  for (std::size_t x = 0; x < kBf16Patterns; ++x) {  // step 6 of step 5's value, as harness_quantize
+    const uint16_t y = harness_y(static_cast<uint16_t>(x), scale, m);
+    table[x] = f32_to_fp8(bf16_to_f32(y), fmt, Overflow::nan);
+  }
+  return table;
 }
 
 float fp8_dynamic_quantize(std::span<const float> x, std::size_t row_len, Fp8Format fmt,

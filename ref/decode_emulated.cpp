@@ -469,7 +469,7 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
   if (cache.rows != batch.cache_rows())
     throw problem::ProblemError(fmt::format("KV cache has {} rows, the batch's layout {}",
                                             cache.rows, batch.cache_rows()));
-  switch (cache.format) {
+  switch (cache.on_read ? problem::KvFormat::bf16 : cache.format) {  // on read: from bf16
     case problem::KvFormat::bf16:
       detail::check_cache_size(batch, "kv (bf16)", cache.bf16.size(), kQkDim);
       break;

@@ -80,9 +80,14 @@ KvDecoder::KvDecoder(const problem::KvCache& cache, const problem::Recipe& recip
     throw problem::ProblemError(fmt::format("recipe {} reads fp8 {}, the cache holds {}",
                                             recipe.name, fp8_name(recipe.fp8),
                                             fp8_name(cache.fp8_format)));
-  if ((exact.k || exact.v) &&
-      cache.bf16.size() != static_cast<std::size_t>(cache.rows) * problem::kQkDim)
+  const bool have_bf16 =
+      cache.bf16.size() == static_cast<std::size_t>(cache.rows) * problem::kQkDim;
+  if ((exact.k || exact.v) && !have_bf16)
     throw problem::ProblemError("exact K / V asked for without the bf16 cache");
+  if (cache.on_read && cache.format != KvFormat::bf16 && !have_bf16)
+    throw problem::ProblemError("a cache quantized on read needs the bf16 cache it is read from");
+  if (cache.on_read && cache.format == KvFormat::fp8)
+    fp8_codes_ = quant::fp8_harness_code_table(cache.on_read->fp8_scale, cache.fp8_format);
   const auto v_of = [&](float k) { return round_v_ ? round_to(p_, fp8_, k) : k; };
   // kv-scale=fold-*: the dequantized element, scale included, rounded to bf16 / fp16 once.
   const auto fold = [&](float x) {
@@ -125,6 +130,11 @@ void KvDecoder::decode(int64_t r, int width, const float* fp8_table, const float
       break;
     }
     case KvFormat::fp8: {
+      if (cache_.on_read) {  // the code of each element by table: steps 4-6 see nothing else
+        const uint16_t* src = cache_.bf16.data() + r * problem::kQkDim;
+        for (int d = 0; d < width; ++d) out[d] = fp8_table[fp8_codes_[src[d]]];
+        break;
+      }
       const uint8_t* src = cache_.fp8.data() + r * problem::kQkDim;
       for (int d = 0; d < width; ++d) out[d] = fp8_table[src[d]];
       break;
@@ -132,6 +142,18 @@ void KvDecoder::decode(int64_t r, int width, const float* fp8_table, const float
     case KvFormat::mxfp4: {
       const uint8_t* packed = cache_.mxfp4.data() + r * problem::kMxfp4RowBytes;
       const uint8_t* scales = cache_.mxfp4_scale.data() + r * problem::kMxfp4RowScales;
+      uint8_t packed_row[problem::kMxfp4RowBytes], scales_row[problem::kMxfp4RowScales];
+      if (cache_.on_read) {  // the row's first `width` elements are whole blocks (576, 512)
+        float x[problem::kQkDim];
+        const uint16_t* src = cache_.bf16.data() + r * problem::kQkDim;
+        for (int d = 0; d < width; ++d) x[d] = quant::bf16_to_f32(src[d]);
+        const auto n = static_cast<std::size_t>(width);
+        quant::mxfp4_quantize_row(std::span<const float>(x, n), cache_.on_read->mxfp4_rounding,
+                                  std::span(packed_row, n / 2),
+                                  std::span(scales_row, n / quant::kMxfp4BlockSize));
+        packed = packed_row;
+        scales = scales_row;
+      }
       for (int j = 0; j < width / 2; ++j) {  // low nibble = even element (NUMERICS §5.5)
         const float* t = mxfp4_table + scales[2 * j / problem::kMxfp4Block] * 16;
         out[2 * j] = t[packed[j] & 0x0F];

@@ -37,7 +37,8 @@ struct KvExact {
 class KvDecoder {
  public:
   // Throws problem::ProblemError if the cache's format or fp8 variant differs from the recipe's,
-  // or an exact side is asked for without the bf16 cache.
+  // or an exact side or quantizing on read (problem/kv_cache.h) is asked for without the bf16
+  // cache.
   KvDecoder(const problem::KvCache& cache, const problem::Recipe& recipe, KvExact exact = {});
   // K: the 576 values of cache row r.
   void row(int64_t r, float* out) const;
@@ -61,6 +62,7 @@ class KvDecoder {
   bool round_v_;                       // V needs rounding to the P format
   std::vector<float> fp8_k_, fp8_v_;   // [256] by code
   std::vector<float> mx_k_, mx_v_;     // [256 scale bytes x 16 codes]
+  std::vector<uint8_t> fp8_codes_;     // quantized on read: the fp8 code of each bf16 pattern
 };
 
 // The float32 factors of one recipe on one input.

@@ -17,6 +17,14 @@ namespace mlacheck::ref {
 void quantize_mxfp4_rows(std::span<const uint16_t> kv_bf16, quant::E2M1Rounding rounding,
                          std::span<uint8_t> packed, std::span<uint8_t> scales);
 
+// The scales alone of quantize_mxfp4_rows (the E2M1 codes are not computed): [rows, 18].
+void mxfp4_scale_rows(std::span<const uint16_t> kv_bf16, std::span<uint8_t> scales);
+
+// The cache of `recipe`'s KV format quantized on read from kv_bf16 (problem/kv_cache.h on_read):
+// the rows KvCaches::for_recipe would store, none of them held. kv_bf16 must outlive the result.
+problem::KvCache on_read_cache(std::span<const uint16_t> kv_bf16, int64_t rows,
+                               const problem::Recipe& recipe);
+
 class KvCaches {
  public:
   // Keeps a view of kv_bf16 ([rows, 576] bf16 bits), which must outlive this object.

@@ -10,8 +10,11 @@
 # what is left of a 570 s budget:
 #   gpu.txt          nvidia-smi, `mlacheck --version`, `mlacheck list`
 #   selftest.log     every GPU test: mlacheck selftest --gtest_filter='Gpu*' (+ selftest.xml)
-#   verify.log       mlacheck verify: default case list (the 8 harness shapes), every strategy
+#   verify.log       mlacheck verify: the standard tier (data/cases/standard.txt), every strategy
 #                    (+ verify.json, verify.xml)
+#   mutants.log      MLACHECK_DEVICE_MUTANTS=DIR (a -DMLACHECK_MUTANTS=ON build carried beside this
+#                    one): DIR's mlacheck verify --mutants on MLACHECK_DEVICE_MUTANT_TIERS (default
+#                    "quick standard"): the catch rate of every planted fault per tier (+ mutants-T.json)
 #   memcheck.log, racecheck.log, synccheck.log, initcheck.log
 #                    compute-sanitizer's four tools on the small decode cases (*tiny*) of every
 #                    strategy and the Q quantizers (MLACHECK_DEVICE_SANITIZERS narrows the list)
@@ -85,6 +88,19 @@ head -n 20 "$out/gpu.txt"
 
 step selftest 200 "$bin" selftest --gtest_filter="$tests" --gtest_output="xml:$out/selftest.xml"
 step verify 200 "$bin" verify --strategy "$strategies" --json "$out/verify.json" --junit "$out/verify.xml"
+if [[ -n "${MLACHECK_DEVICE_MUTANTS:-}" ]]; then
+  step mutants 300 env BIN="${MLACHECK_DEVICE_MUTANTS}/cli/mlacheck" OUTDIR="$out" STRATEGIES="$strategies" \
+    TIERS="${MLACHECK_DEVICE_MUTANT_TIERS:-quick standard}" bash -c '
+    status=0
+    for tier in $TIERS; do
+      echo "=== tier $tier"
+      "$BIN" verify --mutants --tier "$tier" --strategy "$STRATEGIES" --json "$OUTDIR/mutants-$tier.json" \
+        > "$OUTDIR/mutants-$tier.log" 2>&1 || status=1
+      sed -n "/^planted faults/,\$p" "$OUTDIR/mutants-$tier.log"
+      grep -E "passed, [0-9]+ failed" "$OUTDIR/mutants-$tier.log"
+    done
+    exit $status'
+fi
 if [[ "${MLACHECK_DEVICE_RAGGED:-1}" == 1 ]]; then
   step verify-ragged 120 "$bin" verify --case-list data/cases/ragged.txt --strategy "$strategies" \
     --json "$out/verify-ragged.json"

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config python3 python3-venv
   libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev librandom123-dev libstb-dev
-  libxxhash-dev libgtest-dev libgmock-dev
+  libxxhash-dev libgtest-dev libgmock-dev librapidcheck-dev
   # HIP device-code compile check for gfx90a/gfx942/gfx950 (no AMD GPU needed, nothing links):
   clang-22 lld-22 libamdhip64-dev
   # The ASan + UBSan build and the libFuzzer targets (scripts/sanitize.sh, scripts/fuzz.sh, both

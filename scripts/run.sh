@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set-up and the main job on the built-in default data: installs the Debian packages, builds
 # mlacheck (GPU backend MLACHECK_GPU, default auto: cuda where nvcc exists), then runs
-# `mlacheck verify` on the default case list (data/cases/default.txt, the 8 harness shapes).
+# `mlacheck verify` on the standard tier (data/cases/standard.txt: harness shapes, ragged, paged,
+# q_len 2/4, profiles; README "Case tiers").
 # Usage: scripts/run.sh [build-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -157,8 +157,12 @@ __device__ void issue_tile(const AttentionArgs& a, int64_t b, int64_t row0, int6
   for (int c = static_cast<int>(threadIdx.x); c < kTileKeys * kChunks; c += kThreads) {
     const int r = c / kChunks;
     const int k = c - r * kChunks;
-    const bool valid = r < n;
-    const int64_t row = a.kv_indices == nullptr ? row0 + t0 + r : portable::kv_row(a, b, t0 + r);
+    bool valid = r < n;
+    int64_t row = a.kv_indices == nullptr ? row0 + t0 + r : portable::kv_row(a, b, t0 + r);
+    if (MLACHECK_MUTANT(a, read_past_last_key) && r == n && n > 0) {  // gpu/mutants.h
+      valid = true;
+      row = (a.kv_indices == nullptr ? row0 + t0 + n - 1 : portable::kv_row(a, b, t0 + n - 1)) + 1;
+    }
     const uint8_t* src = valid ? base + row * kRowBytes + k * 16 : base;
     mma::async_copy_16(dst + r * Traits<Kv>::kRawRowBytes + k * 16, src, valid);
   }
@@ -295,10 +299,15 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
 
     for (int64_t i = 0; i < q_len; ++i) {
       const int64_t token = a.qo_indptr[b] + i;
-      const int64_t visible_raw = len - q_len + i + 1;  // causal rule (problem/batch.h)
+      const int64_t visible_raw = MLACHECK_MUTANT(a, reversed_causal_bound)  // gpu/mutants.h
+                                      ? len - i
+                                      : len - q_len + i + 1;  // causal rule (problem/batch.h)
       const int64_t visible = visible_raw > 0 ? visible_raw : 0;
       const int64_t end = end_of_split < visible ? end_of_split : visible;
-      const int tiles = end > first ? static_cast<int>((end - first + kTileKeys - 1) / kTileKeys) : 0;
+      const int64_t split_keys = end > first ? end - first : 0;
+      const int tiles = static_cast<int>(MLACHECK_MUTANT(a, dropped_partial_tile)  // gpu/mutants.h
+                                             ? split_keys / kTileKeys
+                                             : (split_keys + kTileKeys - 1) / kTileKeys);
       const auto keys_in = [&](int t) {
         const int64_t left = end - (first + static_cast<int64_t>(t) * kTileKeys);
         return static_cast<int>(left < kTileKeys ? left : kTileKeys);
@@ -321,7 +330,9 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
       for (int idx = tid; idx < kNumHeads * (kQkDim / 2); idx += kThreads) {
         const int h = idx / (kQkDim / 2);
         const int j = idx - h * (kQkDim / 2);
-        const uint32_t pair = portable::q_pair(a, token * kNumHeads + h, j);
+        const uint32_t pair = MLACHECK_MUTANT(a, skipped_rope_dims) && j >= kVDim / 2  // gpu/mutants.h
+                                  ? 0u
+                                  : portable::q_pair(a, token * kNumHeads + h, j);
         reinterpret_cast<uint32_t*>(sh.q + h * kBf16RowStride)[j] =
             kF16 ? f16_bits(portable::lo_bf16(pair)) |
                        (static_cast<uint32_t>(f16_bits(portable::hi_bf16(pair))) << 16)
@@ -343,7 +354,8 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
         // warp is past its P·V, so its stage, the scores, P and alpha can be written again (one
         // barrier per tile fewer than a barrier at the end of the loop).
         static_assert(T::kStages >= 2);
-        mma::async_wait<T::kStages - 2>();
+        if (MLACHECK_MUTANT(a, short_copy_wait)) mma::async_wait<T::kStages - 1>();  // gpu/mutants.h
+        else mma::async_wait<T::kStages - 2>();
         block_sync();
         const int ahead = t + T::kStages - 1;  // refills the stage tile t - 1 used
         const bool refill = ahead < tiles;
@@ -428,10 +440,12 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
         float alpha_of[mma::TileC::ne];  // the rescale of each accumulator element's head
 #pragma unroll
         for (int l = 0; l < mma::TileC::ne; ++l) alpha_of[l] = sh.alpha[mma::TileC::get_i(l)];
+        if (!MLACHECK_MUTANT(a, unrescaled_accumulator)) {  // gpu/mutants.h
 #pragma unroll
-        for (int vt = 0; vt < kVTiles; ++vt)
+          for (int vt = 0; vt < kVTiles; ++vt)
 #pragma unroll
-          for (int l = 0; l < mma::TileC::ne; ++l) acc[vt].x[l] *= alpha_of[l];
+            for (int l = 0; l < mma::TileC::ne; ++l) acc[vt].x[l] *= alpha_of[l];
+        }
 #pragma unroll
         for (int ks = 0; ks < kPvSteps; ++ks) {
           mma::TileA16 p_hi, p_lo;

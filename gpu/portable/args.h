@@ -3,6 +3,7 @@
 // from a recipe and DecodeParams. Plain structs passed by value to the kernels.
 #include <cstdint>
 
+#include "gpu/mutants.h"
 #include "problem/recipe.h"
 #include "quant/formats.h"
 
@@ -23,6 +24,7 @@ struct QuantArgs {
   float* scale = nullptr;           // [1] the per-tensor scale written (harness, dynamic, static)
   uint8_t* codes = nullptr;         // [T, 16, 576] fp8 codes, or [T, 16, 288] E2M1 pairs
   uint8_t* block_scales = nullptr;  // [T, 16, 18] E8M0 (mxfp4)
+  MLACHECK_MUTANT_FIELD
 };
 
 // The recipe-derived fields of QuantArgs (format, variant, rounding, fl32(1/M), static scale);
@@ -72,6 +74,7 @@ struct AttentionArgs {
   float* lse = nullptr;      // [T, 16] natural log (single pass); may be nullptr
   float* part_o = nullptr;   // [T, S, 16, 512] (split-K)
   float* part_lse = nullptr; // [T, S, 16] base-b LSE (split-K)
+  MLACHECK_MUTANT_FIELD
 };
 
 // The work list of a chunked split plan (gpu/portable/split_plan.hip), from the batch layout on
@@ -84,6 +87,7 @@ struct PlanArgs {
   int32_t* item_start = nullptr;       // [B+1] out: Σ_{b' < b} S_b'
   int64_t* part_start = nullptr;       // [B+1] out: Σ_{b' < b} q_len_b' · S_b'
   int32_t* item_counter = nullptr;     // [1] out: 0, the attention kernel's next work item
+  MLACHECK_MUTANT_FIELD
 };
 
 // The LSE merge (gpu/portable/merge.hip): one block per query row.
@@ -100,6 +104,7 @@ struct MergeArgs {
   const float* part_lse = nullptr;  // [T, S, 16]      (chunked: [rows, 16])
   uint16_t* out = nullptr;          // [T, 16, 512] bf16
   float* lse = nullptr;             // [T, 16] natural log; may be nullptr
+  MLACHECK_MUTANT_FIELD
 };
 
 }  // namespace mlacheck::gpu::portable

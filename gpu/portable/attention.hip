@@ -272,7 +272,10 @@ __global__ void __launch_bounds__(kThreads, 1) attention_kernel(AttentionArgs a)
     if (head_thread) {
       const float lse = empty ? kNegInf : sh.m[tid] + log_base(kBase2, sh.l[tid]);
       if (a.num_splits == 0) {
-        if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = natural_lse(kBase2, lse);
+        if (a.lse != nullptr)
+          a.lse[token * kNumHeads + tid] = MLACHECK_MUTANT(a, lse_in_base2)  // gpu/mutants.h
+                                               ? natural_lse(kBase2, lse) * static_cast<float>(math_detail::kLog2e)
+                                               : natural_lse(kBase2, lse);
       } else {
         a.part_lse[(token * a.num_splits + split) * kNumHeads + tid] = lse;
       }

@@ -16,6 +16,17 @@
 #include "quant/fp8.h"
 
 namespace mlacheck::gpu::portable {
+namespace {
+
+// The planted fault the kernels of this launch carry (gpu/mutants.h; nothing in a normal build).
+template <class Args>
+void stamp_mutant([[maybe_unused]] Args& args) {
+#if defined(MLACHECK_MUTANTS)
+  args.mutant = static_cast<int32_t>(active_mutant());
+#endif
+}
+
+}  // namespace
 
 QuantArgs quant_args_for(const problem::Recipe& r) {
   QuantArgs a;
@@ -105,6 +116,7 @@ void launch_with(const problem::Recipe& r, const problem::SplitPlan& plan,
   qa.scale = at<float>(p, w.q_scale);
   qa.codes = at<uint8_t>(p, w.q_codes);
   qa.block_scales = at<uint8_t>(p, w.q_block_scales);
+  stamp_mutant(qa);
   launch_q_quant(qa, stream);
 
   AttentionArgs a;
@@ -144,11 +156,13 @@ void launch_with(const problem::Recipe& r, const problem::SplitPlan& plan,
     pa.item_start = at<int32_t>(p, w.item_start);
     pa.part_start = at<int64_t>(p, w.part_start);
     pa.item_counter = at<int32_t>(p, w.item_counter);
+    stamp_mutant(pa);
     launch_split_plan(pa, stream);
     a.item_start = pa.item_start;
     a.part_start = pa.part_start;
     a.item_counter = pa.item_counter;
   }
+  stamp_mutant(a);
   attention(*instance, a,
             plan.chunk_keys > 0
                 ? persistent_blocks
@@ -167,6 +181,7 @@ void launch_with(const problem::Recipe& r, const problem::SplitPlan& plan,
     m.part_lse = a.part_lse;
     m.out = p.out;
     m.lse = p.lse;
+    stamp_mutant(m);
     launch_merge(m, p.total_q, stream);
   }
 }

@@ -56,15 +56,19 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
   const float big = big_and_total[0];
   const bool empty = big == kNegInf;
   for (int s = tid; s < splits; s += kMergeThreads)
-    weight[s] = empty ? 0.0f : exp_base(a.base2, lse_of[s] - big);  // empty split: 0
+    weight[s] = empty                                ? 0.0f
+                : MLACHECK_MUTANT(a, equal_weight_merge) ? (lse_of[s] == kNegInf ? 0.0f : 1.0f)  // gpu/mutants.h
+                                                         : exp_base(a.base2, lse_of[s] - big);  // empty split: 0
   block_sync();
   if (tid == 0) {  // W = Σ w_s in split order
     float sum = 0.0f;
     for (int s = 0; s < splits; ++s) sum = sum + weight[s];
     big_and_total[1] = sum;
-    if (a.lse != nullptr)
-      a.lse[token * kNumHeads + head] =
-          empty ? kNegInf : natural_lse(a.base2, big + log_base(a.base2, sum));
+    if (a.lse != nullptr) {
+      float lse = empty ? kNegInf : natural_lse(a.base2, big + log_base(a.base2, sum));
+      if (MLACHECK_MUTANT(a, lse_in_base2)) lse *= static_cast<float>(math_detail::kLog2e);  // gpu/mutants.h
+      a.lse[token * kNumHeads + head] = lse;
+    }
   }
   block_sync();
   const float total = big_and_total[1];

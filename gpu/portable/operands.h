@@ -47,6 +47,7 @@ __device__ __forceinline__ uint32_t q_pair(const AttentionArgs& a, int64_t row, 
 __device__ __forceinline__ int64_t kv_row(const AttentionArgs& a, int64_t b, int64_t t) {
   if (a.kv_indices == nullptr) return a.kv_indptr[b] + t;
   const int64_t page = a.kv_indices[a.page_indptr[b] + t / a.page_size];
+  if (MLACHECK_MUTANT(a, page_number_as_row)) return page + t % a.page_size;  // gpu/mutants.h
   return page * a.page_size + t % a.page_size;
 }
 

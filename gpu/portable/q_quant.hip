@@ -57,7 +57,8 @@ __global__ void __launch_bounds__(kQuantThreads) amax_kernel(QuantArgs a) {
 // The per-tensor scale from the partial maxima, computed by every block (kAmaxBlocks values).
 __device__ float tensor_scale(const QuantArgs& a, uint32_t* scratch) {
   static_assert(kAmaxBlocks <= kQuantThreads, "one partial per thread");
-  const uint32_t mine = threadIdx.x < kAmaxBlocks ? a.amax[threadIdx.x] : 0u;
+  const int partials = MLACHECK_MUTANT(a, fp8_q_scale_one_block) ? 1 : kAmaxBlocks;  // gpu/mutants.h
+  const uint32_t mine = static_cast<int>(threadIdx.x) < partials ? a.amax[threadIdx.x] : 0u;
   const uint32_t amax = block_max_u32<kQuantThreads>(mine, scratch);
   if (a.format == QFormat::fp8_harness) {
     // NUMERICS §4 steps 2-3: clamp(min=1e-12) in bf16, s = bf16(fl32(a' * fl32(1/M))).
@@ -129,7 +130,8 @@ __global__ void __launch_bounds__(kQuantThreads) mxfp4_encode_kernel(QuantArgs a
   for (std::size_t b = global_thread(); b < blocks; b += grid_stride()) {
     const uint16_t* in = a.q + b * kBlock;
     float amax = 0.0f;  // NaNs ignored (they compare false), Inf wins
-    for (int j = 0; j < kBlock; ++j) {
+    const int amax_elements = MLACHECK_MUTANT(a, mxfp4_q_amax_skips_last) ? kBlock - 1 : kBlock;  // gpu/mutants.h
+    for (int j = 0; j < amax_elements; ++j) {
       const float v = quant::bf16_to_f32(in[j] & kBf16AbsMask);
       amax = v > amax ? v : amax;
     }

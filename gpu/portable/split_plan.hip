@@ -31,7 +31,9 @@ __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
   for (int64_t b = first; b < last; ++b) {
     const int32_t s = splits_of(a, b);
     items += s;
-    rows += static_cast<int64_t>(a.qo_indptr[b + 1] - a.qo_indptr[b]) * s;
+    rows += (MLACHECK_MUTANT(a, persistent_partials_unscaled_by_q_len)  // gpu/mutants.h
+                 ? int64_t{1}
+                 : static_cast<int64_t>(a.qo_indptr[b + 1] - a.qo_indptr[b])) * s;
   }
   items_of[tid] = items;
   rows_of[tid] = rows;
@@ -57,7 +59,9 @@ __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
     a.part_start[b] = rows;
     const int32_t s = splits_of(a, b);
     items += s;
-    rows += static_cast<int64_t>(a.qo_indptr[b + 1] - a.qo_indptr[b]) * s;
+    rows += (MLACHECK_MUTANT(a, persistent_partials_unscaled_by_q_len)  // gpu/mutants.h
+                 ? int64_t{1}
+                 : static_cast<int64_t>(a.qo_indptr[b + 1] - a.qo_indptr[b])) * s;
   }
 }
 

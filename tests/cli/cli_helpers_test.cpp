@@ -30,6 +30,12 @@ TEST(CliMemoryBudget, EstimatesSaturateInsteadOfWrapping) {
   // 2^31 requests of 2^31 keys: far more than 2^64 bytes must not come out as a small number.
   EXPECT_EQ(golden_case_bytes({INT64_MAX / 2, INT64_MAX / 2, INT32_MAX, 0}, 7), UINT64_MAX);
   EXPECT_LT(judging_bytes({64, 64 * 8192, 64, 0}, true, false), small) << "compare reads one cache";
+  // ref on inputs alone and gen hold no quantized cache (issue 11 item 6): the bf16 cache (1152
+  // bytes a row), q and the outputs; an input file's own FP8 cache adds its 576 bytes a row.
+  const uint64_t derived = golden_case_bytes({64, 64 * 8192, 64, 0}, 7, kOnlyDerivedCaches);
+  EXPECT_GT(derived, 64ull * 8192 * 1152);
+  EXPECT_LT(derived, 64ull * 8192 * 1152 + (300ull << 20));
+  EXPECT_EQ(golden_case_bytes({64, 64 * 8192, 64, 0}, 7, {.fp8 = true, .mxfp4 = false}) - derived, 64ull * 8192 * 576);
 }
 
 TEST(CliMemoryBudget, RefusesWithTheNumbers) {

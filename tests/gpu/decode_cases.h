@@ -21,9 +21,10 @@
 
 namespace mlacheck::gpu::test {
 
-// Named cases; a name containing "tiny" marks the ones small enough for compute-sanitizer
-// (scripts/device-check.sh filters on it).
-std::vector<ref::CaseSpec> decode_cases();
+// The quick tier (data/cases/quick.txt, cli/case_tier.h): one small case per kind of trouble. A
+// name containing "tiny" marks the ones small enough for compute-sanitizer (scripts/device-check.sh
+// filters on it).
+const std::vector<ref::CaseSpec>& decode_cases();
 
 class PreparedCase {
  public:

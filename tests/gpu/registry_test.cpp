@@ -11,6 +11,7 @@
 #include "gpu/workspace.h"
 #include "problem/batch.h"
 #include "problem/kv_cache.h"
+#include "problem/split_plan.h"
 
 namespace mlacheck::gpu {
 namespace {
@@ -31,22 +32,6 @@ TEST(GpuRegistry, EveryRecipeHasBothSchedulesAndNamesFollowTheGrammar) {
     EXPECT_TRUE(problem::find_recipe(s.recipe.name).has_value()) << s.name;
     EXPECT_FALSE(s.why.empty()) << s.name;
     EXPECT_EQ(find_strategy(s.name), &s);
-    const problem::Batch batch = problem::Batch::uniform(4, 1024);
-    const problem::SplitPlan plan = s.emulated_plan(batch);
-    if (s.schedule == Schedule::split_k && s.tunables.split_rule) {
-      EXPECT_EQ(plan, problem::SplitPlan::uniform(
-                          fast::split_count(fast::tuned_split_rule(), 4, 1024)))
-          << s.name;
-    } else if (s.schedule == Schedule::split_k) {
-      EXPECT_GE(s.tunables.splits, 1) << s.name;
-      EXPECT_EQ(plan, problem::SplitPlan::uniform(s.tunables.splits)) << s.name;
-    } else if (s.schedule == Schedule::persistent) {
-      EXPECT_EQ(plan, problem::SplitPlan::chunked(
-                          fast::persistent_chunk_keys(fast::tuned_split_rule(), 4 * 1024)))
-          << s.name;
-    } else {
-      EXPECT_FALSE(plan.split_k()) << s.name;
-    }
     // The emulation runs the strategy's softmax step: the kernel's tile for the mma family.
     if (s.tunables.softmax_tile > 0) {
       EXPECT_EQ(s.recipe.softmax_tile, s.tunables.softmax_tile) << s.name;
@@ -64,6 +49,45 @@ TEST(GpuRegistry, EveryRecipeHasBothSchedulesAndNamesFollowTheGrammar) {
     EXPECT_NE(find_strategy(std::string(r.name) + "/split-k/portable"), nullptr) << r.name;
   }
   EXPECT_EQ(find_strategy("a8w8/split-k"), nullptr);
+}
+
+// What the kernels need of every plan the registry hands them (and the emulation runs), over
+// batches from one short request to the largest harness shape: a split count the merge can take,
+// no split without a tile of keys (an empty split is wasted work and a block that writes -inf
+// partials), persistent chunks of whole tiles that give every SM work on a long batch. (Whether
+// the kernel runs exactly the emulated plan is what `verify` checks on the GPU: a different split
+// count fails its tight bound.)
+TEST(GpuRegistry, EveryPlanIsOneTheKernelsCanRun) {
+  const fast::SplitRule rule = fast::tuned_split_rule();
+  for (const Strategy& s : strategies())
+    for (const int64_t batch : {1, 4, 32, 64, 131, 132, 133, 256, 1024})
+      for (const int64_t len : {1, 63, 64, 65, 1000, 1024, 8192, 65536}) {
+        SCOPED_TRACE(s.name + " " + std::to_string(batch) + " x " + std::to_string(len));
+        const problem::SplitPlan plan = s.emulated_plan(problem::Batch::uniform(batch, len));
+        switch (s.schedule) {
+          case Schedule::single_pass:
+            EXPECT_FALSE(plan.split_k());
+            break;
+          case Schedule::split_k:
+            EXPECT_EQ(plan.chunk_keys, 0);
+            EXPECT_GE(plan.num_splits, 0);
+            EXPECT_LE(plan.num_splits, problem::kMaxPlanSplits);
+            if (s.tunables.split_rule && plan.num_splits > 1) {
+              EXPECT_LE(plan.num_splits, (len + rule.tile_keys - 1) / rule.tile_keys) << "a split without a tile";
+            }
+            break;
+          case Schedule::persistent: {
+            ASSERT_GT(plan.chunk_keys, 0);
+            EXPECT_EQ(plan.chunk_keys % rule.tile_keys, 0) << "chunk " << plan.chunk_keys;
+            EXPECT_LE(plan.splits_of(len), problem::kMaxPlanSplits);
+            const int64_t items = batch * plan.splits_of(len);
+            if (batch * len >= int64_t{rule.multiprocessors} * rule.items_per_sm * rule.tile_keys) {
+              EXPECT_GE(items, rule.multiprocessors) << "an SM without work";
+            }
+            break;
+          }
+        }
+      }
 }
 
 TEST(GpuRegistry, EveryEntryHasAKernelInstanceAndSupportsItsOwnCache) {

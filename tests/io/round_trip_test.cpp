@@ -2,11 +2,14 @@
 // metadata, and the layout promises (header padded to 8 bytes, tensors aligned to their size).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "io/manifest.h"
 #include "io/safetensors.h"
 #include "tests/io/scratch_dir.h"
 
@@ -27,6 +30,60 @@ void expect_same(const Tensor& got, const Tensor& want, const std::string& name)
   EXPECT_EQ(got.dtype, want.dtype) << name;
   EXPECT_EQ(got.shape, want.shape) << name;
   EXPECT_TRUE(got.bytes == want.bytes) << name << ": bytes differ";
+}
+
+// add_generated makes the bytes while writing, whole rows a chunk at a time and in order: the same
+// file as add_view of the whole tensor (5 MB of 1000-byte rows: two chunks, the last a short one).
+TEST(IoRoundTrip, GeneratedRowsWriteTheSameFileAsAView) {
+  ScratchDir dir;
+  const Tensor big = patterned(DType::U8, {5000, 1000}, 5);
+  const Tensor small = patterned(DType::F32, {3}, 6);
+  SafetensorsWriter viewed, generated;
+  viewed.add_view("big", big.dtype, big.shape, big.bytes);
+  viewed.add("small", small);
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  generated.add_generated("big", big.dtype, big.shape, [&](int64_t first, int64_t count, std::span<std::byte> out) {
+    calls.emplace_back(first, count);
+    ASSERT_EQ(out.size(), static_cast<std::size_t>(count) * 1000);
+    std::copy_n(big.bytes.begin() + first * 1000, out.size(), out.begin());
+  });
+  generated.add("small", small);
+  viewed.write(dir / "viewed.safetensors");
+  generated.write(dir / "generated.safetensors");
+  EXPECT_EQ(testing::read_file(dir / "viewed.safetensors"), testing::read_file(dir / "generated.safetensors"));
+  const int64_t per_chunk = static_cast<int64_t>(kChunkBytes / 1000);
+  EXPECT_EQ(calls, (std::vector<std::pair<int64_t, int64_t>>{{0, per_chunk}, {per_chunk, 5000 - per_chunk}}));
+  EXPECT_THROW(generated.add_generated("scalar", DType::F32, {}, [](int64_t, int64_t, std::span<std::byte>) {}), Error);
+  EXPECT_THROW(generated.add_generated("big", DType::U8, {1}, [](int64_t, int64_t, std::span<std::byte>) {}), Error);
+}
+
+// The manifest's hash of a tensor taken a chunk at a time (gen's derived caches) is the hash of the
+// whole: pieces of uneven sizes, empty ones included, over 1 MB; and xxh3-64 of nothing is XXH3's
+// published value.
+TEST(IoManifestHash, StreamingEqualsOneCall) {
+  EXPECT_EQ(hash_bytes({}), "2d06800538d394c2");
+  EXPECT_EQ(StreamingHash().digest(), "2d06800538d394c2");
+  const Tensor t = patterned(DType::U8, {1 << 20}, 7);
+  StreamingHash h;
+  std::size_t at = 0;
+  for (std::size_t piece = 0; at < t.bytes.size(); piece = (piece * 7 + 5) % 70001) {
+    const std::size_t n = std::min(piece, t.bytes.size() - at);
+    h.update(std::span(t.bytes).subspan(at, n));
+    at += n;
+  }
+  EXPECT_EQ(h.digest(), hash_bytes(t.bytes));
+  EXPECT_NE(h.digest(), hash_bytes(std::span(t.bytes).first(t.bytes.size() - 1)));
+}
+
+// A producer that fails leaves no file (and no temporary) behind.
+TEST(IoRoundTrip, AFailingProducerWritesNothing) {
+  ScratchDir dir;
+  SafetensorsWriter w;
+  w.add_generated("rows", DType::U8, {3, 4}, [](int64_t, int64_t, std::span<std::byte>) {
+    throw Error("no rows today");
+  });
+  EXPECT_THROW(w.write(dir / "x.safetensors"), Error);
+  EXPECT_EQ(testing::list_dir(dir.path()), "");
 }
 
 // add_view writes the caller's bytes without a copy: same file as add() with a copy, and the

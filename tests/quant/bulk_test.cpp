@@ -187,6 +187,45 @@ TEST(QuantHarnessFp8, RowsReadOnlyMatchesAZeroedCopy) {
                  "row_read");
 }
 
+// The two steps a derived cache is quantized in (scale once, then any rows by table) give the
+// codes of one call, on every bf16 pattern (one tensor of all 65536 but the NaNs, which would make
+// the scale NaN: then every code is NaN, also by table) and on rows with some not read.
+TEST(QuantHarnessFp8, ScaleThenTableGivesTheSameCodes) {
+  std::vector<uint16_t> every;
+  for (uint32_t b = 0; b < kBf16Patterns; ++b)
+    if ((b & 0x7FFF) <= 0x7F80) every.push_back(static_cast<uint16_t>(b));  // Inf included
+  for (const auto f : kFormats) {
+    std::vector<uint8_t> codes(every.size());
+    const float scale = fp8_harness_quantize(every, f, codes);
+    EXPECT_EQ(f32_bits(fp8_harness_scale(every, f)), f32_bits(scale));
+    const std::vector<uint8_t> table = fp8_harness_code_table(scale, f);
+    ASSERT_EQ(table.size(), kBf16Patterns);
+    Mismatches bad;
+    for (std::size_t i = 0; i < every.size(); ++i)
+      if (table[every[i]] != codes[i])
+        bad.add(bf16_hex(every[i]) + ": table " + fp8_hex(table[every[i]], f) + ", one call " + fp8_hex(codes[i], f));
+    EXPECT_EQ(bad.count(), 0u) << bad.report();
+
+    constexpr std::size_t kRow = 576, kRows = 9;
+    auto x = testing::random_bf16_normal(kRows * kRow, 99);
+    std::vector<bool> read(kRows, true);
+    read[2] = read[7] = false;
+    std::fill_n(x.begin() + 2 * kRow, kRow, uint16_t{0x7FC0});  // NaN where nothing reads
+    std::vector<uint8_t> want(x.size());
+    const float rows_scale = fp8_harness_quantize_rows(x, kRow, read, f, want);
+    EXPECT_EQ(f32_bits(fp8_harness_scale_rows(x, kRow, read, f)), f32_bits(rows_scale));
+    const std::vector<uint8_t> t = fp8_harness_code_table(rows_scale, f);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      ASSERT_EQ(read[i / kRow] ? t[x[i]] : t[0], want[i]) << "element " << i;
+    const std::vector<uint16_t> nan{0x3F80, 0x7FC0};
+    std::vector<uint8_t> nan_codes(2);
+    const float nan_scale = fp8_harness_quantize(nan, f, nan_codes);
+    EXPECT_EQ(fp8_harness_code_table(nan_scale, f)[0x3F80], nan_codes[0]);
+  }
+  expect_invalid([] { fp8_harness_scale_rows(std::vector<uint16_t>(10), 5, std::vector<bool>(3), kFormats[0]); },
+                 "row_read");
+}
+
 // ---- aiter per-tensor FP8 (§4.1) ----
 
 TEST(QuantDynamicFp8, MatchesRecomputationOnRandomRows) {
@@ -298,6 +337,29 @@ TEST(QuantMxfp4, MatchesIndependentBlockQuantizerOnHostileData) {
     EXPECT_EQ(bad.count(), 0u) << bad.report();
     EXPECT_GT(ties, 100) << "the data must hold ties where the two rules differ";
   }
+}
+
+// One row at a time (the emulation's quantize-on-read) and the scales alone (the writer's) are the
+// bytes of the bulk call, on hostile data.
+TEST(QuantMxfp4, OneRowAndScalesAloneMatchTheBulkCall) {
+  constexpr std::size_t kRow = 576;
+  const auto x = testing::random_hostile_floats(kRow * 64, 78);
+  for (const auto r : {E2M1Rounding::rne, E2M1Rounding::ties_away}) {
+    std::vector<uint8_t> packed(x.size() / 2), scales(x.size() / 32);
+    mxfp4_quantize(x, kRow, r, packed, scales);
+    std::vector<uint8_t> row_packed(packed.size()), row_scales(scales.size()), scales_alone(scales.size());
+    for (std::size_t row = 0; row < x.size() / kRow; ++row)
+      mxfp4_quantize_row(std::span(x).subspan(row * kRow, kRow), r,
+                         std::span(row_packed).subspan(row * kRow / 2, kRow / 2),
+                         std::span(row_scales).subspan(row * kRow / 32, kRow / 32));
+    mxfp4_scales(x, kRow, scales_alone);
+    EXPECT_EQ(row_packed, packed);
+    EXPECT_EQ(row_scales, scales);
+    EXPECT_EQ(scales_alone, scales);
+  }
+  std::vector<uint8_t> small(1);
+  expect_invalid([&] { mxfp4_quantize_row(std::span(x).first(64), E2M1Rounding::rne, small, small); }, "packed");
+  expect_invalid([&] { mxfp4_scales(std::span(x).first(64), 32, small); }, "scales");
 }
 
 TEST(QuantMxfp4, NaNAndFlushCorners) {
