@@ -60,10 +60,12 @@ void report(const property::BudgetReport& r) {
 }
 
 // A batch of no request is a host-side question (the CPU properties decode it); on the device it
-// would only test allocating nothing.
+// would only test allocating nothing, so it becomes one request. (Not RC_PRE: at the small sizes a
+// round of kRoundCases starts with, most draws have batch 0 and RapidCheck gave up after 0 tests,
+// device run 6.)
 property::Case device_case() {
-  const property::Case c = *property::cases(options());
-  RC_PRE(c.spec.batch > 0);
+  property::Case c = *property::cases(options());
+  if (c.spec.batch == 0) c.spec.batch = 1;
   return c;
 }
 
