@@ -1,7 +1,7 @@
 #pragma once
 // Case tiers (issue 12): the case lists the GPU commands run, as files in data/cases/ — like
 // oneDNN's benchdnn inputs (smoke / ci / full), each mapped to a CTest label (tier-quick,
-// tier-standard, tier-full; tests/cli/CMakeLists.txt).
+// tier-standard, tier-full; tests/tiers/CMakeLists.txt).
 //   quick     seconds: one small case per kind of trouble (the GPU decode tests' cases)
 //   standard  what serving sends: harness shapes, ragged, paged, q_len 2/4, profiles (`verify`'s
 //             default: every planted bug of issue 12 fails on it)
