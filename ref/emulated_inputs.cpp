@@ -140,10 +140,14 @@ void KvDecoder::decode(int64_t r, int width, const float* fp8_table, const float
       break;
     }
     case KvFormat::mxfp4: {
-      const uint8_t* packed = cache_.mxfp4.data() + r * problem::kMxfp4RowBytes;
-      const uint8_t* scales = cache_.mxfp4_scale.data() + r * problem::kMxfp4RowScales;
       uint8_t packed_row[problem::kMxfp4RowBytes], scales_row[problem::kMxfp4RowScales];
-      if (cache_.on_read) {  // the row's first `width` elements are whole blocks (576, 512)
+      // Quantized on read the MXFP4 vectors are empty: no pointer into them (UBSan: offset on null).
+      const uint8_t* packed = packed_row;
+      const uint8_t* scales = scales_row;
+      if (!cache_.on_read) {
+        packed = cache_.mxfp4.data() + r * problem::kMxfp4RowBytes;
+        scales = cache_.mxfp4_scale.data() + r * problem::kMxfp4RowScales;
+      } else {  // the row's first `width` elements are whole blocks (576, 512)
         float x[problem::kQkDim];
         const uint16_t* src = cache_.bf16.data() + r * problem::kQkDim;
         for (int d = 0; d < width; ++d) x[d] = quant::bf16_to_f32(src[d]);
@@ -151,8 +155,6 @@ void KvDecoder::decode(int64_t r, int width, const float* fp8_table, const float
         quant::mxfp4_quantize_row(std::span<const float>(x, n), cache_.on_read->mxfp4_rounding,
                                   std::span(packed_row, n / 2),
                                   std::span(scales_row, n / quant::kMxfp4BlockSize));
-        packed = packed_row;
-        scales = scales_row;
       }
       for (int j = 0; j < width / 2; ++j) {  // low nibble = even element (NUMERICS §5.5)
         const float* t = mxfp4_table + scales[2 * j / problem::kMxfp4Block] * 16;
