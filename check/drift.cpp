@@ -38,9 +38,7 @@ std::vector<double> error_ratios(std::span<const float> got, std::span<const flo
   std::vector<double> out(ref.size(), 0.0);
   for (int64_t row = 0; row < layout.rows(); ++row) {
     const auto base = static_cast<std::size_t>(row * kRowLen);
-    double sq = 0;
-    for (std::size_t i = base; i < base + kRowLen; ++i) sq += double(ref[i]) * ref[i];
-    const double rho = std::sqrt(sq / kRowLen);
+    const double rho = bound.reference_scale(ref.subspan(base, kRowLen));
     const int64_t token = row / problem::kNumHeads;
     for (std::size_t i = base; i < base + kRowLen; ++i) {
       if (std::isnan(got[i]) != std::isnan(ref[i]) ||

@@ -2,11 +2,24 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
+
+#include "problem/shape.h"
 
 namespace mlacheck::check {
 
-LseReport check_lse(std::span<const float> got, std::span<const float> ref) {
+double lse_tolerance(double ref, int64_t keys) {
+  constexpr double u = 0x1p-24;  // float32 unit roundoff
+  const double k = 2.0 * static_cast<double>(keys);
+  const double gamma = k * u < 1 ? k * u / (1 - k * u) : INFINITY;
+  return kLseUnits * std::ldexp(std::fabs(ref) + 1, -23) + std::log1p(2 * gamma);
+}
+
+LseReport check_lse(std::span<const float> got, std::span<const float> ref, const OutputLayout& layout) {
   if (got.size() != ref.size()) throw std::invalid_argument("check_lse: sizes differ");
+  if (static_cast<int64_t>(ref.size()) != layout.rows())
+    throw std::invalid_argument("check_lse: " + std::to_string(ref.size()) + " values for a layout of " +
+                                std::to_string(layout.rows()) + " rows");
   LseReport r;
   for (std::size_t i = 0; i < ref.size(); ++i) {
     const bool gf = std::isfinite(got[i]), rf = std::isfinite(ref[i]);
@@ -15,10 +28,15 @@ LseReport check_lse(std::span<const float> got, std::span<const float> ref) {
       continue;
     }
     if (!gf) continue;
-    const double units = std::fabs(static_cast<double>(got[i]) - ref[i]) /
-                         std::ldexp(std::fabs(static_cast<double>(ref[i])) + 1, -23);
-    if (units > r.worst_units) {
-      r.worst_units = units;
+    const double err = std::fabs(static_cast<double>(got[i]) - ref[i]);
+    const double tol = lse_tolerance(ref[i], layout.visible_kv(static_cast<int64_t>(i) / problem::kNumHeads));
+    const double ratio = err / tol;
+    if (ratio > 1) ++r.beyond;
+    if (ratio > r.worst_ratio) {
+      const double unit = std::ldexp(std::fabs(static_cast<double>(ref[i])) + 1, -23);
+      r.worst_ratio = ratio;
+      r.worst_units = err / unit;
+      r.worst_allowed_units = tol / unit;
       r.worst_index = i;
       r.worst_got = got[i];
       r.worst_ref = ref[i];

@@ -98,11 +98,18 @@ Metrics measure(std::span<const float> got, std::span<const float> ref, const Ou
       return std::isfinite(got[i]) && std::isfinite(ref[i]);
     };
     // The row's reference RMS first: the total bound's element tolerance scales with it.
-    double ref_sq = 0;
+    // With a channel profile the bound's rho weighs each channel (Bound::reference_scale).
+    double ref_sq = 0, ref_scale_sq = 0;
     int64_t count = 0;
-    for (std::size_t i = base; i < base + row_len; ++i)
-      if (finite(i)) ref_sq += static_cast<double>(ref[i]) * ref[i], ++count;
+    for (std::size_t i = base; i < base + row_len; ++i) {
+      if (!finite(i)) continue;
+      const double sq = static_cast<double>(ref[i]) * ref[i];
+      ref_sq += sq;
+      ref_scale_sq += bound != nullptr ? sq * bound->reference_weight(static_cast<int>(i - base)) : sq;
+      ++count;
+    }
     const double rho = count > 0 ? std::sqrt(ref_sq / static_cast<double>(count)) : 0.0;
+    const double rho_bound = count > 0 ? std::sqrt(ref_scale_sq / static_cast<double>(count)) : 0.0;
 
     Sums rs;
     double whitened_sq = 0;
@@ -122,7 +129,7 @@ Metrics measure(std::span<const float> got, std::span<const float> ref, const Ou
       const int dim = static_cast<int>(i - base);
       double key = err;
       if (bound != nullptr) {
-        e.tolerance = bound->element_tolerance(static_cast<int64_t>(i), token, dim, r, rho);
+        e.tolerance = bound->element_tolerance(static_cast<int64_t>(i), token, dim, r, rho_bound);
         if (err <= e.tolerance) ++m.elements_within;
         key = e.tolerance > 0 ? err / e.tolerance : (err > 0 ? kInf : 0.0);
         const double w = err / bound->channel(dim);
@@ -146,7 +153,7 @@ Metrics measure(std::span<const float> got, std::span<const float> ref, const Ou
     double key = rr.rel_rms_err;
     if (bound != nullptr) {
       rr.bound_rms = rs.n > 0 ? std::sqrt(whitened_sq / static_cast<double>(rs.n)) : 0.0;
-      rr.tolerance = bound->row_tolerance(token, rho);
+      rr.tolerance = bound->row_tolerance(token, rho_bound);
       if (rr.bound_rms <= rr.tolerance) ++m.rows_within;
       key = rr.tolerance > 0 ? rr.bound_rms / rr.tolerance : (rr.bound_rms > 0 ? kInf : 0.0);
     }

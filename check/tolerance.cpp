@@ -244,6 +244,17 @@ double Bound::element_tolerance(int64_t index, int64_t token, int dim, double re
   return elem_extra.empty() ? base : base + elem_extra[static_cast<std::size_t>(index)];
 }
 
+double Bound::reference_scale(std::span<const float> ref_row) const {
+  double sq = 0;
+  int64_t count = 0;
+  for (std::size_t d = 0; d < ref_row.size(); ++d) {
+    if (!std::isfinite(ref_row[d])) continue;
+    sq += static_cast<double>(ref_row[d]) * ref_row[d] * reference_weight(static_cast<int>(d));
+    ++count;
+  }
+  return count > 0 ? std::sqrt(sq / static_cast<double>(count)) : 0.0;
+}
+
 double Bound::row_tolerance(int64_t token, double ref_row_rms) const {
   if (!has_row_bound) return std::numeric_limits<double>::infinity();
   const auto t = static_cast<std::size_t>(token);
@@ -280,9 +291,15 @@ double Bound::row_tolerance(int64_t token, double ref_row_rms) const {
 //
 // Channel profile: with outlier channels (DataScale::v_channel_ms) the output's channels differ in
 // size like V's do. Writing m2_d for V channel d's mean square and w^2 = sum_j p_j^2, an error
-// relative to each term (P, scores, output) is ~ e w sqrt(m2_d) in channel d, while
-// rho^2 >= w^2 mean_d(m2_d): relative to rho it is <= e c_d, c_d = sqrt(m2_d / mean(m2)) (equal
-// for zero-mean V). V's own error in channel d is e_V c_d for per-element formats and, for MXFP4,
+// relative to each term (P, scores, output) is ~ e w sqrt(m2_d) = e w sqrt(mean(m2)) g_d in
+// channel d, g_d = sqrt(m2_d / mean(m2)). The scale w sqrt(mean(m2)) is taken from the row itself:
+// each ref_d / g_d has mean square w^2 mean(m2) (zero-mean V; more for V with a mean), so
+// rho = RMS_d(ref_d / g_d) (Bound::reference_scale) estimates it on 512 channels alike. The plain
+// row RMS has the same mean but rests on the few outlier channels: a row that happens to be small
+// there (few keys, no large score to pick a large outlier value) has a plain RMS several times
+// below the scale its errors have; measured, 105 of 1664 rows of a correct a16w8 output beyond the
+// row bound at batch=52 kv_len=3 seed=19 q_len=2 profile=outliers page_size=2 (GpuProperty on the
+// H200, then `compare` here). Relative to rho the error is e c_d with c_d = g_d. V's own error in channel d is e_V c_d for per-element formats and, for MXFP4,
 // eps sqrt((m2_d + amax_b(d)^2 / 3.5^2) / mean(m2)): the block floor, large in the channels that
 // share a block with an outlier. The element scale is the sum of these, written B * s_d (s_d ~ 1
 // without outliers), and the row bound whitens each channel's error by s_d.
@@ -340,8 +357,10 @@ Bound total_bound(const problem::Recipe& recipe, const DataScale& data,
     const double others = budget(n_max) - e_v;  // every term but V's
     if (mean > 0 && budget(n_max) > 0) {
       b.channel_scale.resize(data.v_channel_ms.size());
+      b.ref_profile.resize(data.v_channel_ms.size());
       for (std::size_t d = 0; d < data.v_channel_ms.size(); ++d) {
         const double m2 = data.v_channel_ms[d];
+        b.ref_profile[d] = std::sqrt(m2 / mean);
         const double v_err =
             recipe.kv == KvFormat::mxfp4 && blocks
                 ? eps4 * std::sqrt((m2 + mxfp4_floor_ms(

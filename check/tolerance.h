@@ -49,6 +49,10 @@ struct BoundTerm {
 //                  + elem_extra[i]   (i = the flat index; only bounds with a per-element term)
 // and, where has_row_bound, row (t, h), with the error whitened by the channel scale:
 //   RMS_d((got - ref) / c_d) <= row_rel_rms[t] * rho + row_abs[t]
+// With a channel profile g_d (V's channel RMS over their mean; total bound with outlier channels),
+// rho is the row's reference RMS whitened by it, RMS_d(ref_d / g_d) (reference_scale): what the
+// terms scale with, w sqrt(mean m2), measured on all 512 channels alike instead of mostly on the
+// few outlier channels of this one row (tolerance.cpp, "Channel profile").
 struct Bound {
   std::string name;
   double elem_ulps = 0;
@@ -56,6 +60,7 @@ struct Bound {
   bool has_row_bound = false;
   std::vector<double> row_rel_rms, row_abs;  // per token
   std::vector<double> channel_scale;         // per output dim (512), or empty: all 1
+  std::vector<double> ref_profile;           // per output dim (512) g_d, or empty: all 1
   std::vector<float> elem_extra;             // per element [T, 16, 512], or empty: all 0
   std::vector<BoundTerm> terms;              // the derivation, for reports
   std::string why;                           // one line: when this bound applies
@@ -68,6 +73,15 @@ struct Bound {
   double element_tolerance(int64_t index, int64_t token, int dim, double ref,
                            double ref_row_rms) const;
   double row_tolerance(int64_t token, double ref_row_rms) const;  // +Inf without a row bound
+  // 1 / g_d^2: the weight of ref_d^2 in the row's reference mean square (1 without a profile; a
+  // channel of zero RMS, whose reference is 0 too, weighs 1).
+  double reference_weight(int dim) const {
+    if (ref_profile.empty()) return 1.0;
+    const double g = ref_profile[static_cast<std::size_t>(dim)];
+    return g > 0 ? 1 / (g * g) : 1.0;
+  }
+  // The rho of the tolerances for one reference row of 512 values (its finite values).
+  double reference_scale(std::span<const float> ref_row) const;
 };
 
 // Relative RMS quantization error of Q, K (all 576 dims) and V (first 512) under the recipe,

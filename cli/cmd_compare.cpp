@@ -159,7 +159,7 @@ int run_compare(const CompareOptions& o) {
       for (int64_t t = 0; t < g.layout.tokens(); ++t)
         if (g.layout.visible_kv(t) == 0)
           for (int h = 0; h < 16; ++h) got[static_cast<std::size_t>(t * 16 + h)] = emulated_lse[static_cast<std::size_t>(t * 16 + h)];
-    lse = check::check_lse(got, emulated_lse);
+    lse = check::check_lse(got, emulated_lse, g.layout);
   }
   const bool pass = report.pass() && (!lse || lse->pass());
 
@@ -168,10 +168,11 @@ int run_compare(const CompareOptions& o) {
   fmt::print("emulation: {}\n\n", emulation_source);
   fmt::print("{}\n{}", check::format_gate(report), check::format_power(power));
   if (lse)
-    fmt::print("\nlse ({}): {}  {} rows of another class (-inf / NaN), worst {:.1f} units of "
-               "2^-23 (|lse| + 1) (allowed {})\n",
-               o.lse_tensor, lse->pass() ? "PASS" : "FAIL", lse->class_mismatches,
-               lse->worst_units, check::kLseUnits);
+    fmt::print("\nlse ({}): {}  {} rows of another class (-inf / NaN), {} beyond the bound; worst "
+               "{:.1f} units of 2^-23 (|lse| + 1), allowed {:.1f} there ({} + the row sum's "
+               "grouping term, check/lse.h)\n",
+               o.lse_tensor, lse->pass() ? "PASS" : "FAIL", lse->class_mismatches, lse->beyond,
+               lse->worst_units, lse->worst_allowed_units, check::kLseUnits);
   fmt::print("\nVERDICT: {}\n", pass ? "PASS" : "FAIL");
   if (!pass) {
     fmt::print("repro: {}\n", repro_line(o, recipe));
@@ -191,7 +192,9 @@ int run_compare(const CompareOptions& o) {
     if (lse)
       j["lse"] = {{"pass", lse->pass()},
                   {"class_mismatches", lse->class_mismatches},
-                  {"worst_units", lse->worst_units}};
+                  {"worst_units", lse->worst_units},
+                  {"allowed_units", lse->worst_allowed_units},
+                  {"rows_beyond", lse->beyond}};
     if (!pass) j["repro"] = repro_line(o, recipe);
     write_json_report(*o.json, j);
   }

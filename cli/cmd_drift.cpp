@@ -244,11 +244,11 @@ PartialStages partial_stages(const JudgedGolden& g, const problem::Recipe& recip
   std::vector<float> lse_got = pl, lse_want = base.partial_lse;
   for (std::size_t i = 0; i < lse_got.size(); ++i)
     if (visible[i / kNumHeads] == 0) lse_got[i] = lse_want[i];
-  const check::LseReport lr = check::check_lse(lse_got, lse_want);
+  const check::LseReport lr = check::check_lse(lse_got, lse_want, split_layout);
   r.lses.pass = lr.pass();
-  r.lses.worst_ratio = lr.worst_units / check::kLseUnits;
-  r.lses.detail = fmt::format("{} rows of another class, worst {:.1f} units of 2^-23 (|lse| + 1) (allowed {})",
-                              lr.class_mismatches, lr.worst_units, check::kLseUnits);
+  r.lses.worst_ratio = lr.worst_ratio;
+  r.lses.detail = fmt::format("{} rows of another class, worst {:.1f} units of 2^-23 (|lse| + 1) (allowed {:.1f} there)",
+                              lr.class_mismatches, lr.worst_units, lr.worst_allowed_units);
   if (!lr.pass() && lr.class_mismatches == 0)
     r.lses.detail += fmt::format(" at token {} split {} head {}", lr.worst_index / kNumHeads / S,
                                  lr.worst_index / kNumHeads % S, lr.worst_index % kNumHeads);
@@ -386,11 +386,12 @@ int run_drift(const DriftOptions& o) {
       for (int64_t t = 0; t < tokens; ++t)
         if (g.layout.visible_kv(t) == 0)
           for (int h = 0; h < kNumHeads; ++h) lg[t * kNumHeads + h] = base.lse[t * kNumHeads + h];
-    const check::LseReport lr = check::check_lse(lg, base.lse);
+    const check::LseReport lr = check::check_lse(lg, base.lse, g.layout);
     stages.emplace_back("lse", true, lr.pass(),
-                        fmt::format("{} rows of another class, worst {:.1f} units of 2^-23 (|lse| + 1)",
-                                    lr.class_mismatches, lr.worst_units),
-                        lr.worst_units / check::kLseUnits);
+                        fmt::format("{} rows of another class, worst {:.1f} units of 2^-23 (|lse| + 1) "
+                                    "(allowed {:.1f} there)",
+                                    lr.class_mismatches, lr.worst_units, lr.worst_allowed_units),
+                        lr.worst_ratio);
   } else {
     stages.emplace_back("lse", false, true, fmt::format("no '{}' in the output file", it::lse));
   }

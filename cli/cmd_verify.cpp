@@ -166,7 +166,8 @@ nlohmann::json row_json(const Row& r) {
     j["lse"] = {{"class_mismatches", r.lse->class_mismatches},
                 {"worst_units", r.lse->worst_units},
                 {"worst_index", r.lse->worst_index},
-                {"bound_units", check::kLseUnits}};
+                {"bound_units", r.lse->worst_allowed_units},
+                {"rows_beyond", r.lse->beyond}};
   if (r.power) j["power"] = check::to_json(*r.power);
   return j;
 }
@@ -202,7 +203,7 @@ int run_verify(const VerifyOptions& o) {
   fmt::print("kern ulps: max bf16 ulps of kernel error (output vs emulated recipe, the strategy's "
              "splits); total relF: ||out - exact|| / ||exact|| (no GPU: of the emulated output); "
              "worst row: worst row error / its bound (total); lse err: max |lse - emulated| in units "
-             "of 2^-23 (|lse| + 1) (bound {}); gpu ms: one run, events around the launch\n\n",
+             "of 2^-23 (|lse| + 1) (bound {} + the row sum's grouping term, check/lse.h); gpu ms: one run, events around the launch\n\n",
              check::kLseUnits);
   print_header();
 
@@ -254,16 +255,16 @@ int run_verify(const VerifyOptions& o) {
           std::vector<float> out(r.out.size());
           for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(r.out[i]);
           row.gate = gate.judge(out);
-          row.lse = check::check_lse(r.lse, emu.lse);
+          row.lse = check::check_lse(r.lse, emu.lse, layout);
           row.reasons = row.gate->reasons();
           if (row.lse->class_mismatches > 0)
             row.reasons.push_back(fmt::format("lse: {} rows where -inf/NaN differ from emulated",
                                               row.lse->class_mismatches));
           else if (!row.lse->pass())
             row.reasons.push_back(fmt::format(
-                "lse: {:.1f} units of 2^-23 (|lse| + 1) from emulated (bound {}), worst token {} "
-                "head {}: {} vs {}",
-                row.lse->worst_units, check::kLseUnits, row.lse->worst_index / 16,
+                "lse: {} rows beyond the bound, worst {:.1f} units of 2^-23 (|lse| + 1) from emulated "
+                "(bound there {:.1f}), token {} head {}: {} vs {}",
+                row.lse->beyond, row.lse->worst_units, row.lse->worst_allowed_units, row.lse->worst_index / 16,
                 row.lse->worst_index % 16, row.lse->worst_got, row.lse->worst_ref));
           row.failed = !(row.gate->pass() && row.lse->pass());
           row.verdict = row.failed ? "FAIL" : "PASS";
@@ -273,7 +274,7 @@ int run_verify(const VerifyOptions& o) {
               const gpu::RunResult m = device->run(*s, cache);
               std::vector<float> m_out(m.out.size());
               for (std::size_t i = 0; i < m_out.size(); ++i) m_out[i] = quant::bf16_to_f32(m.out[i]);
-              return !(gate.judge(m_out).pass() && check::check_lse(m.lse, emu.lse).pass());
+              return !(gate.judge(m_out).pass() && check::check_lse(m.lse, emu.lse, layout).pass());
             });
 #endif
         }

@@ -142,11 +142,11 @@ TEST(GpuProperty, EveryStrategyPassesTheGateAgainstItsEmulation) {
       const check::Gate gate(s.recipe, pc.data(), pc.layout(), pc.exact().out, emu.out);
       const check::GateReport g = gate.judge(out);
       if (!g.pass()) RC_FAIL(s.name + "\n" + check::format_gate(g));
-      const check::LseReport lse = check::check_lse(r.lse, emu.lse);
+      const check::LseReport lse = check::check_lse(r.lse, emu.lse, pc.layout());
       if (!lse.pass())
         RC_FAIL(s.name + ": lse[" + std::to_string(lse.worst_index) + "] " + std::to_string(lse.worst_got) +
                 " vs emulated " + std::to_string(lse.worst_ref) + " (" + std::to_string(lse.worst_units) +
-                " units), " + std::to_string(lse.class_mismatches) + " -inf/NaN mismatches");
+                " units, bound there " + std::to_string(lse.worst_allowed_units) + "), " + std::to_string(lse.class_mismatches) + " -inf/NaN mismatches");
       ++judged;
     }
     RC_TAG(judged == 0 ? "no strategy supports it" : "judged");
