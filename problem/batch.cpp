@@ -43,7 +43,8 @@ Batch::Batch(std::vector<int32_t> qo_indptr, std::vector<int32_t> kv_indptr,
   if (cache_rows_ < 0) throw ProblemError(fmt::format("cache has {} rows", cache_rows_));
 
   if (kv_indices_.empty()) {
-    if (page_size_ != 1)
+    // A paged batch whose requests are all empty has a page table of no page: nothing is read.
+    if (page_size_ != 1 && total_kv() > 0)
       throw ProblemError(fmt::format("page_size = {} without kv_indices; a contiguous cache has page_size 1",
                                      page_size_));
     if (total_kv() > cache_rows_)

@@ -38,13 +38,6 @@ const std::vector<int32_t>& boundary_lengths() {
   return v;
 }
 
-int64_t total_keys(const ref::CaseSpec& s) {
-  if (!s.ragged) return static_cast<int64_t>(s.batch) * s.kv_len;
-  int64_t n = 0;
-  for (int32_t len : ref::ragged_lengths(s.batch, s.kv_len, s.page_size, s.seed)) n += len;
-  return n;
-}
-
 int64_t request_work(const ref::CaseSpec& s) {
   const int64_t rows = (static_cast<int64_t>(s.kv_len) + s.page_size - 1) / s.page_size * s.page_size;
   return static_cast<int64_t>(s.q_len) * (s.kv_len + kQueryOverhead) + rows;
@@ -111,10 +104,6 @@ rc::Gen<Case> cases(const CaseOptions& options) {
       const int batch_kind = *rc::gen::inRange(0, 10);
       s.batch = batch_kind == 0 ? 0 : batch_kind < 3 ? 1 : *rc::gen::inRange<int32_t>(1, batch_max + 1);
       s.seed = *rc::gen::arbitrary<uint64_t>();
-      // ref::make_batch cannot lay out a page table with no page: a paged case whose requests are
-      // all empty throws (ProblemError "page_size = P without kv_indices"), although its case-list
-      // line parses. Such a batch is the contiguous one, so it gets page size 1.
-      if (s.page_size > 1 && total_keys(s) == 0) s.page_size = 1;
       s.name = ref::default_name(s);
       return Case{s};
     });

@@ -36,6 +36,8 @@ TEST(RefBatchValidation, RejectsBadLayoutsWithClearMessages) {
   EXPECT_NE(error_of({0, 1}, {0, 5}, {-1, 0}, 4, 8).find("past the cache"), std::string::npos);
   EXPECT_NE(error_of({0, 1}, {0, 5}, {1}, 4, 8).find("need 2"), std::string::npos);
   EXPECT_NE(error_of({0, 1}, {0, 5}, {}, 4, 8).find("without kv_indices"), std::string::npos);
+  // ... but a paged batch of empty requests needs no page (`gen --page-size 2 --kv-len 0` failed).
+  EXPECT_EQ(error_of({0, 1, 3}, {0, 0, 0}, {}, 4, 0), "");
 }
 
 // Issue 11 item 8 (UBSan): kv_len + page_size - 1 overflowed int32 for a request of 2^31 - 1 keys.

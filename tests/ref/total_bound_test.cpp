@@ -8,11 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include "check/data_scale.h"
 #include "check/gate.h"
 #include "check/report_text.h"
 #include "cli/golden_case.h"
 #include "cli/wrong_answers.h"
 #include "problem/recipe.h"
+#include "problem/shape.h"
 #include "ref/case_list.h"
 
 namespace mlacheck::ref {
@@ -23,9 +25,13 @@ namespace {
 constexpr const char* kShortOutlierRows =
     "name=short_outliers batch=52 kv_len=3 seed=19 q_len=2 profile=outliers page_size=2 shuffle_pages=1";
 
-cli::GoldenCase completed(const char* line) {
-  cli::GoldenCase c = cli::generate_case(parse_case_list(line, "test").at(0));
-  cli::complete(c, problem::recipes());
+// Made once for both tests (every recipe's emulation: seconds under the sanitizers).
+const cli::GoldenCase& short_outlier_rows() {
+  static const cli::GoldenCase c = [] {
+    cli::GoldenCase g = cli::generate_case(parse_case_list(kShortOutlierRows, "test").at(0));
+    cli::complete(g, problem::recipes());
+    return g;
+  }();
   return c;
 }
 
@@ -36,7 +42,7 @@ const ref::EmulatedResult& emulated(const cli::GoldenCase& c, const problem::Rec
 }
 
 TEST(TotalBound, AcceptsEveryRecipeOnShortRowsWithOutlierChannels) {
-  const cli::GoldenCase c = completed(kShortOutlierRows);
+  const cli::GoldenCase& c = short_outlier_rows();
   const check::DataScale data = check::data_scale(c.q, c.kv, c.batch);
   const check::OutputLayout layout = check::OutputLayout::from_batch(c.batch);
   for (const problem::Recipe& r : problem::recipes()) {
@@ -47,7 +53,7 @@ TEST(TotalBound, AcceptsEveryRecipeOnShortRowsWithOutlierChannels) {
 }
 
 TEST(TotalBound, RejectsWrongAnswersOnShortRowsWithOutlierChannels) {
-  const cli::GoldenCase c = completed(kShortOutlierRows);
+  const cli::GoldenCase& c = short_outlier_rows();
   const check::DataScale data = check::data_scale(c.q, c.kv, c.batch);
   const check::OutputLayout layout = check::OutputLayout::from_batch(c.batch);
   cli::WrongAnswers wrong(c);
@@ -65,6 +71,27 @@ TEST(TotalBound, RejectsWrongAnswersOnShortRowsWithOutlierChannels) {
     }
   }
   EXPECT_EQ(scored, 7 * 3 + 6);  // zeros, drop-token, v-wrong-dims for all; forget-kv-scale: no bf16 KV
+}
+
+// Found by RefProperty.EveryRecipesEmulationIsWithinTheTotalBound: one key whose V has zeros (the
+// boundary profile), so some channel's scale is 0 and 0 / 0 made the row measure NaN: a bit-exact
+// output had 0 of 16 rows within the bound. That channel's output must be exactly 0.
+TEST(TotalBound, AZeroVChannelAllowsNoErrorAndNoNaN) {
+  cli::GoldenCase c = cli::generate_case(parse_case_list(
+      "name=zero_channel batch=1 kv_len=1 seed=1 profile=boundary layout=ragged page_size=2", "test").at(0));
+  cli::complete(c, problem::recipes().first(1));
+  const check::DataScale data = check::data_scale(c.q, c.kv, c.batch);
+  const check::OutputLayout layout = check::OutputLayout::from_batch(c.batch);
+  int zero_channel = -1;
+  for (int d = 0; d < problem::kVDim && zero_channel < 0; ++d)
+    if (data.v_channel_ms.at(static_cast<std::size_t>(d)) == 0) zero_channel = d;
+  ASSERT_GE(zero_channel, 0) << "the case no longer has a V channel of zeros";
+  const problem::Recipe& r = problem::recipes()[0];
+  const check::Gate total_only(r, data, layout, c.exact->out, {});
+  std::vector<float> out = cli::widen_bf16(emulated(c, r).out);
+  EXPECT_TRUE(total_only.judge(out, 3).total.pass()) << check::format_gate(total_only.judge(out, 3));
+  out[static_cast<std::size_t>(zero_channel)] = 1e-3f;  // token 0, head 0: must be 0
+  EXPECT_FALSE(total_only.judge(out, 3).total.pass());
 }
 
 }  // namespace
