@@ -3,6 +3,7 @@
 // for the row's errors (few keys, so a row may hold no large value in the few outlier channels)
 // is accepted for every recipe, and the known-wrong outputs of cli/wrong_answers.h on it are
 // still rejected by the total bound alone (no emulated output, so no kernel bound helps).
+#include <stdexcept>
 #include <string>
 #include <vector>
 
