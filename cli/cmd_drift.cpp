@@ -1,5 +1,7 @@
 // `mlacheck drift GOLDEN OUTPUT --recipe R [--schedule S]`: where a kernel's error comes from
-// (check/drift.h). The output file holds `out` and, optionally, what the kernel computed on the
+// (check/drift.h). `mlacheck drift --case C --strategy S` does the same for one of this binary's
+// GPU strategies on one case: it runs the strategy, captures its intermediates from the launch's
+// workspace into a golden file and an output file (cli/gpu_capture.h) and judges those. The output file holds `out` and, optionally, what the kernel computed on the
 // way (io/golden.h, "Kernel intermediates"): `lse`, `partial_out` / `partial_lse`, `q_fp8` +
 // `q_scale` or `q_mxfp4` + `q_mxfp4_scale`. Prints the recipe waterfall, each intermediate stage
 // against the emulation's with the first one out of its bound, and error maps (PNG with --maps,
@@ -25,10 +27,15 @@
 #include "check/ulp.h"
 #include "cli/commands.h"
 #include "cli/distinct_paths.h"
+#include "cli/case_tier.h"
 #include "cli/golden_inputs.h"
+#include "cli/gpu_capture.h"
+#include "cli/gpu_cases.h"
 #include "cli/json_report.h"
 #include "cli/progress_printer.h"
 #include "cli/shell_quote.h"
+#include "gpu/mutants.h"
+#include "gpu/registry.h"
 #include "io/atomic_file.h"
 #include "io/golden.h"
 #include "io/safetensors.h"
@@ -57,6 +64,12 @@ struct DriftOptions {
   std::string empty_rows = "zero";
   std::optional<std::string> maps;
   std::optional<std::string> json;
+  // --strategy mode: run this strategy on --case of --case-list, capture into --capture.
+  std::optional<std::string> strategy, case_name, case_list;
+  std::string capture = "drift-capture";
+  // A planted fault the captured run carries (gpu/mutants.h; a -DMLACHECK_MUTANTS=ON build only):
+  // how the device check shows that drift names the stage a GPU bug is in.
+  std::optional<std::string> mutant;
 };
 
 [[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
@@ -311,7 +324,61 @@ void write_maps(const std::filesystem::path& dir, const check::ErrorMaps& m, int
   if (m.splits > 0) png("partials_token_split.png", m.token_split, tokens, m.splits);
 }
 
+int run_drift(const DriftOptions& o);
+
+// --strategy mode: the strategy's run captured into files, then judged as any kernel's output,
+// under the strategy's own recipe and the split plan it ran.
+int run_strategy_drift(const DriftOptions& o) {
+  if (!o.golden.empty() || !o.output.empty() || !o.recipe.empty() || o.schedule || !o.fields.empty())
+    fail("drift --strategy takes its golden, output, recipe and schedule from the strategy's run: "
+         "give --case (and --case-list), not GOLDEN OUTPUT --recipe --schedule");
+  if (!o.case_name) fail("drift --strategy needs --case NAME (a case of --case-list)");
+  const std::vector<const gpu::Strategy*> matches = gpu::match_strategies(*o.strategy);
+  if (matches.size() != 1)
+    fail(fmt::format("--strategy '{}' names {} strategies, drift takes one (see `mlacheck list`)",
+                     *o.strategy, matches.size()));
+  const std::string list = o.case_list.value_or(tier_case_list(CaseTier::standard));
+  const ref::CaseSpec spec = select_cases(list, {*o.case_name}).front();
+  gpu::Mutant fault = gpu::Mutant::none;
+  if (o.mutant) {
+    if (!gpu::mutants_built())
+      fail("--mutant needs a build with -DMLACHECK_MUTANTS=ON (never the binary you gate with)");
+    const auto all = gpu::mutants();
+    const auto it = std::find_if(all.begin(), all.end(), [&](const gpu::MutantInfo& m) { return m.name == *o.mutant; });
+    if (it == all.end()) fail(fmt::format("--mutant '{}' is no planted fault (gpu/mutants.h)", *o.mutant));
+    fault = it->id;
+  }
+  gpu::set_active_mutant(fault);
+  const CapturedRun captured = [&] {
+    try {
+      return capture_strategy(spec, *matches.front(), o.capture);
+    } catch (...) {
+      gpu::set_active_mutant(gpu::Mutant::none);
+      throw;
+    }
+  }();
+  gpu::set_active_mutant(gpu::Mutant::none);
+  if (o.mutant) fmt::print("planted fault: {}\n", *o.mutant);
+  fmt::print("captured {} on case {} ({}): {} and {}\n\n", matches.front()->name, spec.name, list,
+             captured.golden.string(), captured.output.string());
+  DriftOptions judged = o;
+  judged.strategy.reset();
+  judged.golden = captured.golden.string();
+  judged.output = captured.output.string();
+  judged.recipe = captured.recipe;
+  judged.schedule = captured.schedule;
+  const int code = run_drift(judged);
+  if (code != kExitOk)
+    fmt::print("repro: mlacheck drift --case {} --case-list {} --strategy {}\n", shell_quote(spec.name),
+               shell_quote(list), shell_quote(matches.front()->name));
+  return code;
+}
+
 int run_drift(const DriftOptions& o) {
+  if (o.strategy) return run_strategy_drift(o);
+  if (o.golden.empty() || o.output.empty() || o.recipe.empty())
+    fail("drift needs GOLDEN OUTPUT --recipe R (a kernel's output file), or --case C --strategy S "
+         "(one of this binary's GPU strategies)");
   require_distinct({{"--json", o.json.value_or("")}, {"--maps", o.maps.value_or("")}},
                    {{"GOLDEN", o.golden}, {"OUTPUT", o.output}});
   const problem::Recipe recipe = recipe_from_options(o.recipe, o.fields);
@@ -449,12 +516,24 @@ void add_drift_command(CLI::App& app, Runner& run) {
       "Where a kernel's error comes from: the recipe waterfall (each rounding made exact in turn), "
       "the kernel's intermediates (quantized Q, split partials and LSEs, merge, output) against "
       "the emulation's with the first stage out of its bound, and error maps (PNG, JSON)");
-  sub->add_option("GOLDEN", o->golden, "golden safetensors file")->required();
+  sub->add_option("GOLDEN", o->golden, "golden safetensors file");
   sub->add_option("OUTPUT", o->output,
                   "the kernel's output file: out [+ lse, partial_out, partial_lse, q_fp8 + q_scale "
-                  "or q_mxfp4 + q_mxfp4_scale]")
-      ->required();
-  sub->add_option("--recipe", o->recipe, "PRESET[:FIELD=VALUE,...]")->required();
+                  "or q_mxfp4 + q_mxfp4_scale]");
+  sub->add_option("--recipe", o->recipe, "PRESET[:FIELD=VALUE,...] (required with GOLDEN OUTPUT)");
+  sub->add_option("--strategy", o->strategy,
+                  "instead of GOLDEN OUTPUT: run this GPU strategy (one registry name, `mlacheck "
+                  "list`) on --case and judge what it computed, its intermediates read back from "
+                  "its workspace");
+  sub->add_option("--case", o->case_name, "with --strategy: the case to run");
+  sub->add_option("--mutant", o->mutant,
+                  "with --strategy, in a -DMLACHECK_MUTANTS=ON build: the planted fault the run "
+                  "carries (gpu/mutants.h)");
+  sub->add_option("--case-list", o->case_list,
+                  "with --strategy: the list --case is in (default: the standard tier's)");
+  sub->add_option("--capture", o->capture,
+                  "with --strategy: the folder the golden and output files are written to")
+      ->capture_default_str();
   add_recipe_field_options(sub, o->fields);
   sub->add_option("--schedule", o->schedule, "the kernel's schedule (as for compare)");
   sub->add_option("--tensor", o->tensor, "output tensor name")->capture_default_str();

@@ -5,7 +5,9 @@
 
 #include "cli/commands.h"
 #include "cli/quant_formats.h"
+#include "gpu/availability.h"
 #include "gpu/fast/tunables.h"
+#include "gpu/family.h"
 #include "gpu/registry.h"
 #include "problem/recipe.h"
 
@@ -31,6 +33,13 @@ int run_list() {
   fmt::print("\nschedules (--schedule): single | splits=N | split-len=K | chunk=K | table=FILE, "
              "optionally ,tile=T (problem/schedule.h)\n");
 
+  fmt::print("\nGPU kernel families (the strategy names' last part; gpu/family.h):\n");
+  for (const gpu::Family* f : gpu::families()) {
+    const auto missing = gpu::not_built_here(*f);
+    fmt::print("  {:<9} compiled for {:<15} {}\n            {}\n", f->name, gpu::vendors_text(f->vendors),
+               missing ? "not in this binary: " + *missing : std::string("in this binary"), f->summary);
+  }
+
   fmt::print("\nGPU strategies (mlacheck verify/bench --strategy GLOB):\n");
   fmt::print("  {:<33} {:<12} {:<12} {:>7} {:>6}  {}\n", "name", "recipe", "schedule", "threads",
              "splits", "why these tunables");
@@ -43,6 +52,11 @@ int run_list() {
                                                   : std::to_string(s.tunables.splits),
                s.why);
 
+  const auto device = gpu::device_multiprocessors();
+  fmt::print("\nSplit plans are made for the multiprocessors of the device that runs them: {}\n",
+             device ? fmt::format("{} on this machine's GPU", *device)
+                    : fmt::format("no GPU here, so {} (the H200's) where a plan is only emulated",
+                                  gpu::kPlanningMultiprocessorsWithoutGpu));
   fmt::print("\nTunables of the mma strategies (data/tunables/fast.def):\n");
   for (const gpu::fast::TunableRow& t : gpu::fast::tunables())
     fmt::print("  {:<18} {:>5}  {}\n", t.name, t.value, t.chosen_by);

@@ -234,7 +234,7 @@ int run_verify(const VerifyOptions& o) {
           rows.push_back(std::move(row));
           continue;
         }
-        const problem::SplitPlan plan = s->emulated_plan(in.batch);
+        const problem::SplitPlan plan = s->emulated_plan(in.batch, gpu::planning_multiprocessors());
         const auto key = std::make_tuple(std::string(s->recipe.name), plan.num_splits,
                                          plan.chunk_keys, s->recipe.softmax_tile);
         if (!emulated.contains(key))
@@ -345,7 +345,7 @@ void add_verify_command(CLI::App& app, Runner& run) {
   sub->add_option("--case", o->case_names, "only these case names (comma-separated)")
       ->delimiter(',');
   sub->add_option("--strategy", o->strategy,
-                  "glob over registry names recipe/schedule/variant (see `mlacheck list`)")
+                  "glob over registry names recipe/schedule/family (see `mlacheck list`)")
       ->capture_default_str();
   sub->add_option("--json", o->json, "write every row, with its full gate report, as JSON");
   sub->add_option("--junit", o->junit, "write a JUnit XML report (one testcase per row)");

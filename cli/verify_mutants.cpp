@@ -24,7 +24,7 @@ std::string_view site_name(gpu::MutantSite s) {
 }  // namespace
 
 bool MutantTally::reaches(const gpu::Strategy& s, const gpu::MutantInfo& m) {
-  return m.site == gpu::MutantSite::shared_steps || s.variant == "mma";
+  return m.site == gpu::MutantSite::shared_steps || s.family->id == gpu::FamilyId::mma;
 }
 
 void MutantTally::run_faults(const gpu::Strategy& s, const std::string& case_name,

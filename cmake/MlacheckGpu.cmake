@@ -205,16 +205,22 @@ function(_mlacheck_hip_device_check force_include require)
 endfunction()
 
 # The one entry point for gpu/CMakeLists.txt: the backend's treatment of `target`'s device sources.
+# SOURCES are every vendor's; NVIDIA_SOURCES are compiled only by the cuda backend and AMD_SOURCES
+# only by the hip one (a kernel family, or a check, that exists for one vendor only). The cuda
+# backend defines MLACHECK_GPU_RUNTIME_NVIDIA beside MLACHECK_HAVE_GPU_RUNTIME, so that host code
+# knows which vendor's kernels it links (gpu/families.cpp).
 function(mlacheck_gpu_device_sources target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "HIP_FORCE_INCLUDE" "SOURCES;HIP_REQUIRE_INSTRUCTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "HIP_FORCE_INCLUDE"
+                        "SOURCES;NVIDIA_SOURCES;AMD_SOURCES;HIP_REQUIRE_INSTRUCTIONS")
   if(MLACHECK_GPU_BACKEND STREQUAL "cuda")
     # One source for both vendors: nvcc reads the .hip files as CUDA through gpu/platform.h.
-    set_source_files_properties(${arg_SOURCES} PROPERTIES LANGUAGE CUDA)
-    target_sources(${target} PRIVATE ${arg_SOURCES})
-    target_compile_definitions(${target} PUBLIC MLACHECK_HAVE_GPU_RUNTIME=1)
+    set(sources ${arg_SOURCES} ${arg_NVIDIA_SOURCES})
+    set_source_files_properties(${sources} PROPERTIES LANGUAGE CUDA)
+    target_sources(${target} PRIVATE ${sources})
+    target_compile_definitions(${target} PUBLIC MLACHECK_HAVE_GPU_RUNTIME=1 MLACHECK_GPU_RUNTIME_NVIDIA=1)
     target_link_libraries(${target} PUBLIC CUDA::cudart_static)
   elseif(MLACHECK_GPU_BACKEND STREQUAL "hip")
     _mlacheck_hip_device_check("${arg_HIP_FORCE_INCLUDE}" "${arg_HIP_REQUIRE_INSTRUCTIONS}"
-                               ${arg_SOURCES})
+                               ${arg_SOURCES} ${arg_AMD_SOURCES})
   endif()
 endfunction()

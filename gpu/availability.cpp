@@ -30,4 +30,18 @@ std::optional<std::string> unavailable_reason() {
 #endif
 }
 
+std::optional<int> device_multiprocessors() {
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+  if (unavailable_reason()) return std::nullopt;
+  static const int count = detail::probe_multiprocessors();
+  return count;
+#else
+  return std::nullopt;
+#endif
+}
+
+int planning_multiprocessors() {
+  return device_multiprocessors().value_or(kPlanningMultiprocessorsWithoutGpu);
+}
+
 }  // namespace mlacheck::gpu

@@ -15,4 +15,15 @@ namespace mlacheck::gpu {
 // kept for the rest of the process.
 std::optional<std::string> unavailable_reason();
 
+// Multiprocessors (NVIDIA SMs, AMD CUs) of the device this process runs on, from the runtime (the
+// split rules fill whole waves of them and the persistent schedule starts one block on each); nullopt
+// where no GPU is usable.
+std::optional<int> device_multiprocessors();
+
+// What a split plan is made for: the device's count where a GPU is usable; elsewhere, where no
+// kernel runs and only the emulation reads the plan (verify without a GPU, `list`, the CPU tests),
+// kPlanningMultiprocessorsWithoutGpu.
+inline constexpr int kPlanningMultiprocessorsWithoutGpu = 132;  // the H200 the tunables were measured on
+int planning_multiprocessors();
+
 }  // namespace mlacheck::gpu

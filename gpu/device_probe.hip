@@ -49,4 +49,10 @@ std::optional<std::string> probe_device() {
   return std::nullopt;
 }
 
+int probe_multiprocessors() {
+  hipDeviceProp_t prop{};
+  MLACHECK_GPU_CHECK(hipGetDeviceProperties(&prop, 0));
+  return prop.multiProcessorCount;
+}
+
 }  // namespace mlacheck::gpu::detail

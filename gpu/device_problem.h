@@ -27,7 +27,12 @@ struct RunResult {
   std::vector<uint16_t> out;  // [T, 16, 512] bf16 bits
   std::vector<float> lse;     // [T, 16] natural log
   float milliseconds = 0;     // GPU time of the launch (events around it)
+  // KeepWorkspace::yes: the workspace as the launch left it (gpu/workspace.h's regions: quantized
+  // Q, split partials, work list), for `mlacheck drift --strategy`.
+  std::vector<unsigned char> workspace;
 };
+
+enum class KeepWorkspace : bool { no, yes };
 
 class DeviceProblem {
  public:
@@ -45,7 +50,8 @@ class DeviceProblem {
   // while this object lives (a later call may reallocate the workspace).
   DecodeParams params(const Strategy& s, const problem::KvCache& cache);
   // Poisons outputs and workspace, runs s once on this object's stream, waits, downloads.
-  RunResult run(const Strategy& s, const problem::KvCache& cache);
+  RunResult run(const Strategy& s, const problem::KvCache& cache,
+                KeepWorkspace keep = KeepWorkspace::no);
 
   StreamHandle stream() const;
   const problem::Batch& batch() const;

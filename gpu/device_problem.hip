@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "gpu/availability.h"
 #include "gpu/device_buffer.h"
 #include "gpu/platform.h"
 #include "problem/shape.h"
@@ -169,7 +170,8 @@ const problem::Batch& DeviceProblem::batch() const { return impl_->batch; }
 DecodeParams DeviceProblem::params(const Strategy& s, const problem::KvCache& host) {
   Impl& m = *impl_;
   const DeviceCache& c = m.cache(host);
-  const std::size_t need = s.workspace_bytes(m.batch);
+  const int multiprocessors = planning_multiprocessors();  // this device's: a GPU runs here
+  const std::size_t need = s.workspace_bytes(m.batch, multiprocessors);
   if (m.workspace.size() < need) m.workspace = DeviceBuffer<unsigned char>(need);
 
   DecodeParams p;
@@ -183,6 +185,7 @@ DecodeParams DeviceProblem::params(const Strategy& s, const problem::KvCache& ho
   p.cache_rows = m.batch.cache_rows();
   p.max_kv_len = m.batch.max_kv_len();
   p.total_kv = m.batch.total_kv();
+  p.multiprocessors = multiprocessors;
   p.q = m.q.get();
   switch (c.format) {
     case problem::KvFormat::bf16:
@@ -204,7 +207,7 @@ DecodeParams DeviceProblem::params(const Strategy& s, const problem::KvCache& ho
   return p;
 }
 
-RunResult DeviceProblem::run(const Strategy& s, const problem::KvCache& host) {
+RunResult DeviceProblem::run(const Strategy& s, const problem::KvCache& host, KeepWorkspace keep) {
   Impl& m = *impl_;
   const DecodeParams p = params(s, host);
   m.out.fill_bytes(kPoisonByte);
@@ -230,6 +233,7 @@ RunResult DeviceProblem::run(const Strategy& s, const problem::KvCache& host) {
   static_cast<void>(hipEventDestroy(stop));
   r.out = m.out.download();
   r.lse = m.lse.download();
+  if (keep == KeepWorkspace::yes) r.workspace = m.workspace.download();
   return r;
 }
 

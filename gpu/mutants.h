@@ -5,8 +5,8 @@
 // caught when some (case, strategy) row fails. In a normal build MLACHECK_MUTANT(args, m) is the
 // constant false and the args carry no field: the planted branches compile to nothing.
 //
-// The kernels read the active fault from their argument structs (gpu/portable/args.h), which the
-// one launcher (gpu/portable/launch.cpp) stamps from active_mutant().
+// The kernels read the active fault from their argument structs (gpu/common/args.h), which the
+// shared decode steps (gpu/common/decode_steps.cpp) stamp from active_mutant().
 #include <cstdint>
 #include <span>
 #include <string_view>

@@ -33,6 +33,11 @@ struct DecodeParams {
   // Host-side: the batch's key count (Batch::total_kv), which sizes the persistent schedule's
   // work items.
   int64_t total_kv = 0;
+  // Host-side: multiprocessors (SMs / CUs) of the device that runs the launch
+  // (gpu/availability.h device_multiprocessors): split rules fill whole waves of them, the
+  // persistent schedule starts one block on each. The emulation's plan must be made for the same
+  // count (Strategy::emulated_plan).
+  int32_t multiprocessors = 0;
 
   // --- inputs ---
   const uint16_t* q = nullptr;  // [T, H, D] bf16; quantized on the device when the recipe says so

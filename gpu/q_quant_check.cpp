@@ -3,11 +3,12 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "gpu/common/args.h"
+#include "gpu/common/config.h"
+#include "gpu/common/decode_steps.h"
+#include "gpu/common/kernels.h"
 #include "gpu/device_buffer.h"
 #include "gpu/platform.h"
-#include "gpu/portable/args.h"
-#include "gpu/portable/config.h"
-#include "gpu/portable/kernels.h"
 #include "gpu/workspace.h"
 #include "problem/shape.h"
 
@@ -23,7 +24,7 @@ DeviceQuantizedQ quantize_q_on_device(const problem::Recipe& r, std::span<const 
   DeviceBuffer<unsigned char> ws(w.bytes);
   ws.fill_bytes(0xA5);  // not a valid answer for any region
 
-  portable::QuantArgs a = portable::quant_args_for(r);
+  common::QuantArgs a = common::quant_args_for(r);
   a.elements = static_cast<int64_t>(q_bf16.size());
   a.q = q.get();
   const auto region = [&](std::size_t offset) {
@@ -33,7 +34,7 @@ DeviceQuantizedQ quantize_q_on_device(const problem::Recipe& r, std::span<const 
   a.scale = reinterpret_cast<float*>(region(w.q_scale));
   a.codes = region(w.q_codes);
   a.block_scales = region(w.q_block_scales);
-  portable::launch_q_quant(a, nullptr);
+  common::launch_q_quant(a, nullptr);
   MLACHECK_GPU_CHECK(hipDeviceSynchronize());
 
   const std::vector<unsigned char> all = ws.download();

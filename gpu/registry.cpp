@@ -4,12 +4,10 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "gpu/availability.h"
+#include "gpu/common/config.h"
 #include "gpu/fast/config.h"
-#include "gpu/fast/split_rule.h"
 #include "gpu/portable/config.h"
-#include "gpu/portable/instances.h"
-#include "gpu/fast/launch.h"
-#include "gpu/portable/launch.h"
 #include "gpu/workspace.h"
 #include "quant/formats.h"
 
@@ -24,7 +22,7 @@ namespace {
 struct Row {
   std::string_view recipe;
   Schedule schedule;
-  std::string_view variant;
+  FamilyId family;
   Tunables tunables;
   std::string_view why;
 };
@@ -41,34 +39,34 @@ constexpr std::string_view kWhyPersistent =
     "warps, tile, stages: data/tunables/fast.def; chunk per batch: gpu/fast/split_rule.h";
 
 constexpr Row kTable[] = {
-    {"a16w16", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
-    {"a16w16", Schedule::split_k, "portable", {portable::kThreads, 32}, kWhySplit},
-    {"a16w8", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
-    {"a16w8", Schedule::split_k, "portable", {portable::kThreads, 32}, kWhySplit},
-    {"a8w8", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
-    {"a8w8", Schedule::split_k, "portable", {portable::kThreads, 32}, kWhySplit},
-    {"a8w8-static", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
-    {"a8w8-static", Schedule::split_k, "portable", {portable::kThreads, 32}, kWhySplit},
-    {"a8w8-cast", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
-    {"a8w8-cast", Schedule::split_k, "portable", {portable::kThreads, 8}, kWhySplit},
-    {"a16w4", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
-    {"a16w4", Schedule::split_k, "portable", {portable::kThreads, 8}, kWhySplit},
-    {"a4w4", Schedule::single_pass, "portable", {portable::kThreads, 0}, kWhySingle},
-    {"a4w4", Schedule::split_k, "portable", {portable::kThreads, 4}, kWhySplit},
-    {"a16w16", Schedule::split_k, "mma", kFast, kWhyFast},
-    {"a16w16", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
-    {"a16w8", Schedule::split_k, "mma", kFast, kWhyFast},
-    {"a16w8", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
-    {"a8w8", Schedule::split_k, "mma", kFast, kWhyFast},
-    {"a8w8", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
-    {"a8w8-static", Schedule::split_k, "mma", kFast, kWhyFast},
-    {"a8w8-static", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
-    {"a8w8-cast", Schedule::split_k, "mma", kFast, kWhyFast},
-    {"a8w8-cast", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
-    {"a16w4", Schedule::split_k, "mma", kFast, kWhyFast},
-    {"a16w4", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
-    {"a4w4", Schedule::split_k, "mma", kFast, kWhyFast},
-    {"a4w4", Schedule::persistent, "mma", kFastPersistent, kWhyPersistent},
+    {"a16w16", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
+    {"a16w16", Schedule::split_k, FamilyId::portable, {portable::kThreads, 32}, kWhySplit},
+    {"a16w8", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
+    {"a16w8", Schedule::split_k, FamilyId::portable, {portable::kThreads, 32}, kWhySplit},
+    {"a8w8", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
+    {"a8w8", Schedule::split_k, FamilyId::portable, {portable::kThreads, 32}, kWhySplit},
+    {"a8w8-static", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
+    {"a8w8-static", Schedule::split_k, FamilyId::portable, {portable::kThreads, 32}, kWhySplit},
+    {"a8w8-cast", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
+    {"a8w8-cast", Schedule::split_k, FamilyId::portable, {portable::kThreads, 8}, kWhySplit},
+    {"a16w4", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
+    {"a16w4", Schedule::split_k, FamilyId::portable, {portable::kThreads, 8}, kWhySplit},
+    {"a4w4", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
+    {"a4w4", Schedule::split_k, FamilyId::portable, {portable::kThreads, 4}, kWhySplit},
+    {"a16w16", Schedule::split_k, FamilyId::mma, kFast, kWhyFast},
+    {"a16w16", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
+    {"a16w8", Schedule::split_k, FamilyId::mma, kFast, kWhyFast},
+    {"a16w8", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
+    {"a8w8", Schedule::split_k, FamilyId::mma, kFast, kWhyFast},
+    {"a8w8", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
+    {"a8w8-static", Schedule::split_k, FamilyId::mma, kFast, kWhyFast},
+    {"a8w8-static", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
+    {"a8w8-cast", Schedule::split_k, FamilyId::mma, kFast, kWhyFast},
+    {"a8w8-cast", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
+    {"a16w4", Schedule::split_k, FamilyId::mma, kFast, kWhyFast},
+    {"a16w4", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
+    {"a4w4", Schedule::split_k, FamilyId::mma, kFast, kWhyFast},
+    {"a4w4", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
 };
 
 std::vector<Strategy> build_table() {
@@ -78,17 +76,14 @@ std::vector<Strategy> build_table() {
     if (!recipe)  // a programming error; tests/gpu/registry_test.cpp keeps it from shipping
       throw std::logic_error("gpu registry: row names unknown recipe " + std::string(row.recipe));
     Strategy s;
+    s.family = &family(row.family);
     s.name = std::string(row.recipe) + "/" + std::string(to_string(row.schedule)) + "/" +
-             std::string(row.variant);
+             std::string(s.family->name);
     s.recipe = *recipe;
     if (row.tunables.softmax_tile > 0) s.recipe.softmax_tile = row.tunables.softmax_tile;
     s.schedule = row.schedule;
-    s.variant = row.variant;
     s.tunables = row.tunables;
     s.why = row.why;
-#if defined(MLACHECK_HAVE_GPU_RUNTIME)
-    s.launcher = row.variant == "mma" ? &fast::launch : &portable::launch;
-#endif
     out.push_back(std::move(s));
   }
   return out;
@@ -124,62 +119,33 @@ std::optional<std::string> Strategy::supports(const problem::Batch& batch,
            to_string(batch.cache_rows());
   if (cache.on_read && cache.format != problem::KvFormat::bf16)
     return "the cache is quantized on read (the CPU reference's way); a kernel needs stored rows";
-  if (!portable::find_instance(recipe))
-    return "no portable kernel instance for KV " + std::string(problem::to_string(recipe.kv)) +
-           " x P " + std::string(problem::to_string(recipe.p)) + " x softmax base " +
-           std::string(problem::to_string(recipe.base)) + " (gpu/portable/instances.h)";
   if (recipe.softmax_tile < 0) return "softmax_tile " + to_string(recipe.softmax_tile) + " < 0";
-  if (variant == "mma") {
-    if (recipe.p == problem::PFormat::f32)
-      return "the mma kernel has no float32 P (its P·V operands are 16-bit)";
-    if (!fast::q_fits_operands(recipe))
-      return "the mma kernel runs fp8 KV x fp8 P on f16 operands, which needs an fp8 Q";
-    if (recipe.softmax_tile != fast::kTileKeys)
-      return "the mma kernel's softmax step is its tile of " + to_string(fast::kTileKeys) + " keys";
-  } else if (schedule == Schedule::persistent) {
-    return "the portable kernel has no persistent schedule";
-  } else if (tunables.threads != portable::kThreads) {
-    return "threads " + to_string(tunables.threads) + ": the portable kernel is compiled for " +
-           to_string(portable::kThreads);
-  }
-  const problem::SplitPlan plan = emulated_plan(batch);
+  if (auto refusal = family->supports(*this, batch)) return refusal;
+  const problem::SplitPlan plan = emulated_plan(batch, planning_multiprocessors());
   const int splits = std::max(1, plan.max_splits(batch.max_kv_len()));
-  if (schedule == Schedule::split_k && splits > portable::kMaxSplits)
-    return "split count " + to_string(splits) + " outside 1.." + to_string(portable::kMaxSplits);
+  if (schedule == Schedule::split_k && splits > common::kMaxSplits)
+    return "split count " + to_string(splits) + " outside 1.." + to_string(common::kMaxSplits);
   if (batch.num_requests() * splits > INT32_MAX)
     return to_string(batch.num_requests()) + " requests x " + to_string(splits) +
            " splits exceed the grid";
   return std::nullopt;
 }
 
-problem::SplitPlan split_plan(Schedule schedule, const Tunables& tunables, int64_t num_requests,
-                              int64_t max_kv_len, int64_t total_kv) {
-  switch (schedule) {
-    case Schedule::single_pass:
-      return {};
-    case Schedule::split_k:
-      return problem::SplitPlan::uniform(
-          tunables.split_rule ? fast::split_count(fast::tuned_split_rule(), num_requests, max_kv_len)
-                              : tunables.splits);
-    case Schedule::persistent:
-      return problem::SplitPlan::chunked(
-          tunables.chunk_keys > 0
-              ? tunables.chunk_keys
-              : fast::persistent_chunk_keys(fast::tuned_split_rule(), total_kv));
-  }
-  return {};
+problem::SplitPlan Strategy::emulated_plan(const problem::Batch& batch, int multiprocessors) const {
+  return family->split_plan(*this, {batch.num_requests(), batch.max_kv_len(), batch.total_kv()},
+                            multiprocessors);
 }
 
-std::size_t Strategy::workspace_bytes(const problem::Batch& batch) const {
-  return workspace_layout(recipe, emulated_plan(batch), batch.total_q(), batch.num_requests(),
+std::size_t Strategy::workspace_bytes(const problem::Batch& batch, int multiprocessors) const {
+  return workspace_layout(recipe, emulated_plan(batch, multiprocessors), batch.total_q(), batch.num_requests(),
                           batch.max_kv_len())
       .bytes;
 }
 
 void Strategy::launch(const DecodeParams& params, StreamHandle stream) const {
-  if (launcher == nullptr)
-    throw std::runtime_error("strategy " + name + " cannot run: built without a GPU runtime");
-  launcher(recipe, schedule, tunables, params, stream);
+  if (const auto missing = not_built_here(*family))
+    throw std::runtime_error("strategy " + name + " cannot run: " + *missing);
+  family->launcher(*this, params, stream);
 }
 
 const std::vector<Strategy>& strategies() {

@@ -4,14 +4,14 @@
 // names the entry that ran. Plain C++: the table exists in every build; only launching needs a GPU
 // runtime.
 //
-// Names follow one grammar, recipe/schedule/variant:
+// Names follow one grammar, recipe/schedule/family:
 //   recipe    a problem::recipes() name (a16w16, a8w8, ...)
 //   schedule  single-pass (one block per request, all its keys), split-k (n splits per request
 //             plus an LSE-merge kernel) or persistent (one block per SM, each taking the next
 //             work item of at most a chunk of keys from an atomic counter: every request gets
 //             splits in proportion to its length, so ragged batches balance; plus the merge)
-//   variant   the kernel family: portable (plain HIP: FMA, shared memory, shuffles), mma (the
-//             matrix units through gpu/mma/, gpu/fast/: tiles of keys in a copy pipeline)
+//   family    the kernel family (gpu/family.h): portable (plain HIP: FMA, shared memory, shuffles),
+//             mma (the matrix units through gpu/mma/, gpu/fast/: tiles of keys in a copy pipeline)
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpu/family.h"
 #include "gpu/params.h"
 #include "problem/batch.h"
 #include "problem/kv_cache.h"
@@ -43,43 +44,28 @@ struct Tunables {
   int chunk_keys = 0;
 };
 
-// The split plan (problem/split_plan.h) a launch runs for a batch of `num_requests` whose longest
-// request has `max_kv_len` keys and which has `total_kv` keys in all (DecodeParams::max_kv_len,
-// total_kv): single-pass none, split-k uniform (Tunables::splits or the split rule), persistent
-// chunked (gpu/fast/split_rule.h's chunk).
-problem::SplitPlan split_plan(Schedule schedule, const Tunables& tunables, int64_t num_requests,
-                              int64_t max_kv_len, int64_t total_kv);
-
-// Queues the whole decode (Q quantization, attention, merge) on `stream`: no allocation, no host
-// synchronization, so a call can be captured in a graph. Throws std::invalid_argument for params
-// that do not fit the strategy, gpu::Error when the runtime refuses a launch.
-using Launcher = void (*)(const problem::Recipe& recipe, Schedule schedule, const Tunables& tunables,
-                          const DecodeParams& params, StreamHandle stream);
-
 struct Strategy {
-  std::string name;  // recipe/schedule/variant
+  std::string name;  // recipe/schedule/family
   // The recipe's numerics with this strategy's softmax step (Tunables::softmax_tile): what the
   // emulated reference must run to be compared with this strategy.
   problem::Recipe recipe;
   Schedule schedule = Schedule::single_pass;
-  std::string variant;
+  const Family* family = nullptr;  // the kernel family that runs it (gpu/family.h); never null
   Tunables tunables;
-  std::string why;             // why these tunables (the measurement or rule that chose them)
-  Launcher launcher = nullptr;  // nullptr in a build without a GPU runtime
+  std::string why;  // why these tunables (the measurement or rule that chose them)
 
   // nullopt when the strategy runs this problem; otherwise why not, in words. Never a fallback:
-  // an unsupported problem is reported as such.
+  // an unsupported problem is reported as such. The checks every family shares, then the family's.
   std::optional<std::string> supports(const problem::Batch& batch,
                                       const problem::KvCache& cache) const;
-  // Bytes of DecodeParams::workspace a launch on this batch needs.
-  std::size_t workspace_bytes(const problem::Batch& batch) const;
-  // The split plan a launch on this batch runs, which the emulated reference must run too
+  // The split plan a launch on this batch runs on a device with `multiprocessors` SMs / CUs
+  // (DecodeParams::multiprocessors), which the emulated reference must run too
   // (ref::decode_emulated's plan).
-  problem::SplitPlan emulated_plan(const problem::Batch& batch) const {
-    return split_plan(schedule, tunables, batch.num_requests(), batch.max_kv_len(),
-                      batch.total_kv());
-  }
-  // Queues the decode (see Launcher). Throws std::runtime_error in a build without a GPU runtime.
+  problem::SplitPlan emulated_plan(const problem::Batch& batch, int multiprocessors) const;
+  // Bytes of DecodeParams::workspace a launch on this batch needs on such a device.
+  std::size_t workspace_bytes(const problem::Batch& batch, int multiprocessors) const;
+  // Queues the decode (gpu/family.h Launcher). Throws std::runtime_error where this build has not
+  // compiled the family's kernels (no GPU runtime, or a family of another vendor).
   void launch(const DecodeParams& params, StreamHandle stream) const;
 };
 

@@ -1,6 +1,6 @@
 #include "gpu/workspace.h"
 
-#include "gpu/portable/config.h"
+#include "gpu/common/config.h"
 #include "problem/shape.h"
 
 namespace mlacheck::gpu {
@@ -22,7 +22,7 @@ WorkspaceLayout workspace_layout(const problem::Recipe& recipe, const problem::S
       break;
     case problem::QFormat::fp8_harness:
     case problem::QFormat::fp8_dynamic:
-      w.amax = take(sizeof(uint32_t) * portable::kAmaxBlocks);
+      w.amax = take(sizeof(uint32_t) * common::kAmaxBlocks);
       [[fallthrough]];
     case problem::QFormat::fp8_static:
       w.q_scale = take(sizeof(float));

@@ -12,6 +12,10 @@
 #   selftest.log     every GPU test: mlacheck selftest --gtest_filter='Gpu*' (+ selftest.xml)
 #   verify.log       mlacheck verify: the standard tier (data/cases/standard.txt), every strategy
 #                    (+ verify.json, verify.xml)
+#   drift.log        scripts/drift-capture-check.sh: `mlacheck drift --case C --strategy S` on correct
+#                    runs (every captured intermediate within its bound) and, with
+#                    MLACHECK_DEVICE_MUTANTS, planted faults drift must localize (MLACHECK_DEVICE_DRIFT=0
+#                    skips it)
 #   mutants.log      MLACHECK_DEVICE_MUTANTS=DIR (a -DMLACHECK_MUTANTS=ON build carried beside this
 #                    one): DIR's mlacheck verify --mutants on MLACHECK_DEVICE_MUTANT_TIERS (default
 #                    "quick standard"): the catch rate of every planted fault per tier (+ mutants-T.json)
@@ -88,6 +92,10 @@ head -n 20 "$out/gpu.txt"
 
 step selftest 200 "$bin" selftest --gtest_filter="$tests" --gtest_output="xml:$out/selftest.xml"
 step verify 200 "$bin" verify --strategy "$strategies" --json "$out/verify.json" --junit "$out/verify.xml"
+if [[ "${MLACHECK_DEVICE_DRIFT:-1}" != 0 ]]; then
+  step drift 150 scripts/drift-capture-check.sh "$bin" "$out/drift" \
+    ${MLACHECK_DEVICE_MUTANTS:+"${MLACHECK_DEVICE_MUTANTS}/cli/mlacheck"}
+fi
 if [[ -n "${MLACHECK_DEVICE_MUTANTS:-}" ]]; then
   step mutants 300 env BIN="${MLACHECK_DEVICE_MUTANTS}/cli/mlacheck" OUTDIR="$out" STRATEGIES="$strategies" \
     TIERS="${MLACHECK_DEVICE_MUTANT_TIERS:-quick standard}" bash -c '

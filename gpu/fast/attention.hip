@@ -20,18 +20,18 @@
 #include <cstdint>
 #include <utility>
 
+#include "gpu/common/device_common.h"
+#include "gpu/common/device_math.h"
+#include "gpu/common/operand_decode.h"
+#include "gpu/common/operands.h"
+#include "gpu/common/owner.h"
+#include "gpu/common/rounding.h"
 #include "gpu/fast/config.h"
-#include "gpu/fast/decode.h"
+#include "gpu/fast/instances.h"
 #include "gpu/fast/kernels.h"
 #include "gpu/fast/traits.h"
 #include "gpu/mma/mma.h"
 #include "gpu/platform.h"
-#include "gpu/portable/device_common.h"
-#include "gpu/portable/device_math.h"
-#include "gpu/portable/instances.h"
-#include "gpu/portable/operands.h"
-#include "gpu/portable/owner.h"
-#include "gpu/portable/rounding.h"
 #include "gpu/warp.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
@@ -40,8 +40,9 @@
 namespace mlacheck::gpu::fast {
 namespace {
 
-using portable::AttentionArgs;
-using portable::block_sync;
+using common::AttentionArgs;
+using common::block_sync;
+using common::f16_bits;
 using problem::KvFormat;
 using problem::PFormat;
 using problem::SoftmaxBase;
@@ -80,7 +81,7 @@ constexpr float kNegInf = -__builtin_huge_valf();
 template <bool Base2>
 __device__ __forceinline__ float softmax_exp(float x) {
 #if defined(MLACHECK_GPU_PLATFORM_AMD)
-  return __builtin_amdgcn_exp2f(Base2 ? x : x * static_cast<float>(portable::math_detail::kLog2e));
+  return __builtin_amdgcn_exp2f(Base2 ? x : x * static_cast<float>(common::math_detail::kLog2e));
 #else
   return Base2 ? exp2f(x) : expf(x);
 #endif
@@ -92,7 +93,7 @@ __device__ __forceinline__ float max_of(float a, float b) { return a < b ? b : a
 // An f16 P as the two bf16 values P·V multiplies: P rounded to f16, its high bf16 part (RNE), and
 // the exact rest (11 significant bits = 8 + at most 3).
 __device__ __forceinline__ void f16_parts(float p, uint16_t& hi, uint16_t& lo) {
-  const float rounded = portable::round_to_f16(p);
+  const float rounded = common::round_to_f16(p);
   hi = quant::f32_to_bf16(rounded);
   lo = quant::f32_to_bf16(rounded - quant::bf16_to_f32(hi));
 }
@@ -101,8 +102,8 @@ __device__ __forceinline__ void f16_parts(float p, uint16_t& hi, uint16_t& lo) {
 // carry at most 2 significant bits after f16 rounding (E2M1) and f16 values round-trip through
 // float32.
 __device__ __forceinline__ uint32_t round_pair_to_f16(uint32_t w) {
-  const float lo = portable::round_to_f16(portable::lo_bf16(w));
-  const float hi = portable::round_to_f16(portable::hi_bf16(w));
+  const float lo = common::round_to_f16(common::lo_bf16(w));
+  const float hi = common::round_to_f16(common::hi_bf16(w));
   return mma::pack_pair(lo, hi);
 }
 
@@ -158,10 +159,10 @@ __device__ void issue_tile(const AttentionArgs& a, int64_t b, int64_t row0, int6
     const int r = c / kChunks;
     const int k = c - r * kChunks;
     bool valid = r < n;
-    int64_t row = a.kv_indices == nullptr ? row0 + t0 + r : portable::kv_row(a, b, t0 + r);
+    int64_t row = a.kv_indices == nullptr ? row0 + t0 + r : common::kv_row(a, b, t0 + r);
     if (MLACHECK_MUTANT(a, read_past_last_key) && r == n && n > 0) {  // gpu/mutants.h
       valid = true;
-      row = (a.kv_indices == nullptr ? row0 + t0 + n - 1 : portable::kv_row(a, b, t0 + n - 1)) + 1;
+      row = (a.kv_indices == nullptr ? row0 + t0 + n - 1 : common::kv_row(a, b, t0 + n - 1)) + 1;
     }
     const uint8_t* src = valid ? base + row * kRowBytes + k * 16 : base;
     mma::async_copy_16(dst + r * Traits<Kv>::kRawRowBytes + k * 16, src, valid);
@@ -181,7 +182,7 @@ __device__ void load_scales(const AttentionArgs& a, int64_t b, int64_t t0, int n
     const int r = idx / problem::kMxfp4RowScales;
     const int j = idx - r * problem::kMxfp4RowScales;
     s.v[i] = r < n && r < kTileKeys
-                 ? a.kv_mxfp4_scale[portable::kv_row(a, b, t0 + r) * problem::kMxfp4RowScales + j]
+                 ? a.kv_mxfp4_scale[common::kv_row(a, b, t0 + r) * problem::kMxfp4RowScales + j]
                  : uint8_t{127};  // 2^0 for the zero-filled rows: their values stay 0
   }
 }
@@ -212,7 +213,8 @@ __device__ void decode_tile([[maybe_unused]] const AttentionArgs& a, const uint8
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const uint16_t two = static_cast<uint16_t>(parts[i / 2] >> (16 * (i % 2)));
-          w[i] = F16 ? mma::e4m3fn_pair_to_f16_pair(two) : e4m3fn_pair_to_bf16_pair(two);
+          w[i] = F16 ? common::e4m3fn_pair_to_f16_pair(two)
+                     : common::e4m3fn_pair_to_bf16_pair(two);
         }
       } else {  // the codec (e4m3fnuz has no fast path here)
 #pragma unroll
@@ -220,7 +222,7 @@ __device__ void decode_tile([[maybe_unused]] const AttentionArgs& a, const uint8
           const float lo = quant::fp8_to_f32(static_cast<uint8_t>(parts[i / 2] >> (16 * (i % 2))), a.fp8);
           const float hi = quant::fp8_to_f32(static_cast<uint8_t>(parts[i / 2] >> (16 * (i % 2) + 8)), a.fp8);
           w[i] = F16 ? f16_bits(lo) | (static_cast<uint32_t>(f16_bits(hi)) << 16)
-                     : portable::pair_of(lo, hi);
+                     : common::pair_of(lo, hi);
         }
       }
     } else {
@@ -228,7 +230,8 @@ __device__ void decode_tile([[maybe_unused]] const AttentionArgs& a, const uint8
       const uint8_t scale = stage[kTileKeys * kMxfp4RowStride + r * problem::kMxfp4RowScales +
                                   g * 8 / problem::kMxfp4Block];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) w[i] = mxfp4_pair_to_bf16_pair((codes >> (8 * i)) & 0xFF, scale);
+      for (int i = 0; i < 4; ++i)
+        w[i] = common::mxfp4_pair_to_bf16_pair((codes >> (8 * i)) & 0xFF, scale);
     }
     *reinterpret_cast<uint4*>(tile + r * kBf16RowStride + g * 8) = make_uint4(w[0], w[1], w[2], w[3]);
   }
@@ -280,7 +283,7 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
     int64_t b = 0;
     int splits = 0, split = 0;
     if (chunked) {  // the request whose items contain `item`
-      b = portable::owner_of(a.item_start, a.num_requests, item);
+      b = common::owner_of(a.item_start, a.num_requests, item);
       splits = a.item_start[b + 1] - a.item_start[b];
       split = static_cast<int>(item - a.item_start[b]);
     } else {
@@ -332,10 +335,10 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
         const int j = idx - h * (kQkDim / 2);
         const uint32_t pair = MLACHECK_MUTANT(a, skipped_rope_dims) && j >= kVDim / 2  // gpu/mutants.h
                                   ? 0u
-                                  : portable::q_pair(a, token * kNumHeads + h, j);
+                                  : common::q_pair(a, token * kNumHeads + h, j);
         reinterpret_cast<uint32_t*>(sh.q + h * kBf16RowStride)[j] =
-            kF16 ? f16_bits(portable::lo_bf16(pair)) |
-                       (static_cast<uint32_t>(f16_bits(portable::hi_bf16(pair))) << 16)
+            kF16 ? f16_bits(common::lo_bf16(pair)) |
+                       (static_cast<uint32_t>(f16_bits(common::hi_bf16(pair))) << 16)
                  : pair;
       }
       block_sync();
@@ -424,9 +427,9 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
             if constexpr (kSplitP) {
               f16_parts(p, sh.p_hi[at], sh.p_lo[at]);
             } else if constexpr (kF16) {
-              sh.p_hi[at] = f16_bits(portable::round_to_p<P>(p, a.fp8));
+              sh.p_hi[at] = f16_bits(common::round_to_p<P>(p, a.fp8));
             } else {
-              sh.p_hi[at] = quant::f32_to_bf16(portable::round_to_p<P>(p, a.fp8));
+              sh.p_hi[at] = quant::f32_to_bf16(common::round_to_p<P>(p, a.fp8));
             }
           }
           sum = group_sum<kThreadsPerHead>(sum);
@@ -492,13 +495,13 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
           } else {
             const bool bf16_partial = a.partial == problem::PartialFormat::bf16;
             a.part_o[((part_base + i * splits + split) * kNumHeads + h) * kVDim + d] =
-                bf16_partial ? portable::round_to_bf16(o) : o;
+                bf16_partial ? common::round_to_bf16(o) : o;
           }
         }
       if (tid < kNumHeads) {
-        const float lse = empty ? kNegInf : sh.m[tid] + portable::log_base(kBase2, sh.l[tid]);
+        const float lse = empty ? kNegInf : sh.m[tid] + common::log_base(kBase2, sh.l[tid]);
         if (single_pass) {
-          if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = portable::natural_lse(kBase2, lse);
+          if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = common::natural_lse(kBase2, lse);
         } else {
           a.part_lse[(part_base + i * splits + split) * kNumHeads + tid] = lse;
         }
@@ -510,7 +513,7 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
 
 template <std::size_t I, bool Chunked>
 void launch_kernel(const AttentionArgs& args, int64_t blocks, hipStream_t stream) {
-  constexpr portable::Instance in = portable::kInstances[I];
+  constexpr common::Instance in = kInstances[I];
   static_assert(in.p != PFormat::f32, "the fast kernel's P·V operands are 16-bit");
   {
     constexpr auto kernel = fast_attention_kernel<in.kv, in.p, in.base, Chunked>;
@@ -546,7 +549,7 @@ void launch_attention(std::size_t instance, const AttentionArgs& args, int64_t b
                       StreamHandle stream) {
   if (blocks == 0) return;
   dispatch(instance, args, blocks, static_cast<hipStream_t>(stream),
-           std::make_index_sequence<portable::kInstances.size()>());
+           std::make_index_sequence<kInstances.size()>());
   MLACHECK_GPU_CHECK(hipGetLastError());
 }
 

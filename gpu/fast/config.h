@@ -9,8 +9,7 @@
 namespace mlacheck::gpu::fast {
 
 // kWarpsNvidia / kWarpsAmd (warps per block; gpu/fast/attention.hip picks the platform's), kTileKeys (keys per tile = the online-softmax step, the emulation's
-// softmax_tile), kStages* (copy-pipeline depth per cache format), kMultiprocessors (the split
-// rule's wave size): one data file, each row with the measurement that chose it.
+// softmax_tile), kStages* (copy-pipeline depth per cache format), the split rule's constants: one data file, each row with the measurement that chose it.
 #define TUNABLE(name, value, why) inline constexpr int name = value;
 #include "data/tunables/fast.def"
 #undef TUNABLE

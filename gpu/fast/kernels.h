@@ -5,13 +5,13 @@
 #include <cstdint>
 
 #include "gpu/params.h"
-#include "gpu/portable/args.h"
+#include "gpu/common/args.h"
 
 namespace mlacheck::gpu::fast {
 
-// The kernel of portable::kInstances[instance] (the one instance list) over `blocks` = B x max(1, S)
+// The kernel of fast::kInstances[instance] (gpu/fast/instances.h) over `blocks` = B x max(1, S)
 // blocks; args.softmax_tile must be kTileKeys.
-void launch_attention(std::size_t instance, const portable::AttentionArgs& args, int64_t blocks,
+void launch_attention(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
                       StreamHandle stream);
 
 }  // namespace mlacheck::gpu::fast

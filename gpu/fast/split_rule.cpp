@@ -35,8 +35,8 @@ int persistent_chunk_keys(const SplitRule& rule, int64_t total_kv) {
   return static_cast<int>(std::clamp<int64_t>(chunk, tile, INT32_MAX / 2 / tile * tile));
 }
 
-SplitRule tuned_split_rule() {
-  return {kMultiprocessors, kTileKeys, kBlockOverheadTiles, kMaxSplits, kPersistentItemsPerSm};
+SplitRule tuned_split_rule(int multiprocessors) {
+  return {multiprocessors, kTileKeys, kBlockOverheadTiles, kMaxSplits, kPersistentItemsPerSm};
 }
 
 }  // namespace mlacheck::gpu::fast

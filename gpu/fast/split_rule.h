@@ -24,7 +24,8 @@ int split_count(const SplitRule& rule, int64_t num_requests, int64_t max_kv_len)
 // splits in proportion to its length.
 int persistent_chunk_keys(const SplitRule& rule, int64_t total_kv);
 
-// The rule with the tuned constants (gpu/fast/config.h, data/tunables/fast.def).
-SplitRule tuned_split_rule();
+// The rule with the tuned constants (gpu/fast/config.h, data/tunables/fast.def) for a device of
+// `multiprocessors` SMs / CUs (DecodeParams::multiprocessors: the device's own count, at run time).
+SplitRule tuned_split_rule(int multiprocessors);
 
 }  // namespace mlacheck::gpu::fast

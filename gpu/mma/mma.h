@@ -26,6 +26,10 @@
 //              (E2M1 operands with E8M0 block-32 scales; kHasScaledMma)
 //   copies     async_copy_16 / async_commit / async_wait<N>: global -> shared 16-byte copies that
 //              overlap compute (cp.async on NVIDIA; on AMD a plain register round trip, see there)
+//   bulk       kHasBulkCopy (NVIDIA sm_90), bulk_barrier_init / bulk_barrier_expect / bulk_copy /
+//              bulk_barrier_wait: one thread has the copy engine move whole rows into shared memory,
+//              completed by a barrier's transaction count (cp.async.bulk + mbarrier), the readers
+//              wait on the barrier's phase
 // Shared-memory pointers passed to the loads must be 16-byte aligned at each row start; `stride`
 // is in elements of the stored type.
 #include "gpu/platform.h"

@@ -219,68 +219,6 @@ __device__ __forceinline__ void mma_scaled_e2m1([[maybe_unused]] TileC& d,
 #endif
 }
 
-// --- e4m3fn -> bf16 / f16 -----------------------------------------------------------------------
-// One e4m3fn code as bf16 or f16 bits, exactly: every e4m3fn value is a bf16 value and an f16
-// value (3 mantissa bits; exponents 2^-9 .. 2^8, all f16 normals). Bit arithmetic rather than
-// fp8_to_f32's normalising loop; the static_assert below proves both equal to quant::fp8_to_f32 on
-// all 256 codes at compile time. NaN: bf16 0x7FF0 | sign, as fp8_to_f32 gives it; f16 0x7F80 |
-// sign (that float's top mantissa bits). No hardware convert: gfx942's fp8 converts read fnuz.
-MLACHECK_HD constexpr uint32_t e4m3fn_to_bf16_bits(uint32_t code) noexcept {
-  const uint32_t sign = (code & 0x80u) << 8;
-  const uint32_t mag = code & 0x7Fu;
-  uint32_t bits;
-  if (mag == 0x7Fu) {
-    bits = 0x7FF0u;
-  } else if (mag >= 0x08u) {  // normal: exponent field + 120 (bias 7 -> 127), mantissa on top
-    bits = (mag << 4) + (120u << 7);
-  } else {  // zero or subnormal m * 2^-9: exact in float32, a normal bf16
-    bits = quant::f32_bits(static_cast<float>(mag) * 0x1p-9f) >> 16;
-  }
-  return sign | bits;
-}
-MLACHECK_HD constexpr uint32_t e4m3fn_to_f16_bits(uint32_t code) noexcept {
-  const uint32_t sign = (code & 0x80u) << 8;
-  const uint32_t mag = code & 0x7Fu;
-  uint32_t bits;
-  if (mag == 0x7Fu) {
-    bits = 0x7F80u;
-  } else if (mag >= 0x08u) {  // normal: exponent field + 8 (bias 7 -> 15), mantissa on top
-    bits = (mag << 7) + (8u << 10);
-  } else if (mag == 0u) {
-    bits = 0u;
-  } else {  // subnormal m * 2^-9, an f16 normal: float32 exponent - 112 (bias 127 -> 15)
-    bits = (quant::f32_bits(static_cast<float>(mag) * 0x1p-9f) >> 13) - (112u << 10);
-  }
-  return sign | bits;
-}
-
-namespace detail {
-constexpr bool e4m3fn_to_16_bit_matches_fp8_to_f32() {
-  for (uint32_t c = 0; c < 256; ++c) {
-    const uint32_t f =
-        quant::f32_bits(quant::fp8_to_f32(static_cast<uint8_t>(c), quant::Fp8Format::e4m3fn));
-    if ((f & 0xFFFFu) != 0 || (f >> 16) != e4m3fn_to_bf16_bits(c)) return false;
-    const uint32_t h = e4m3fn_to_f16_bits(c);
-    const uint32_t sign = (h & 0x8000u) << 16, hmag = h & 0x7FFFu;
-    const uint32_t as_f32 = hmag == 0x7F80u ? 0x7FF00000u            // the NaN above
-                            : hmag == 0u    ? 0u                     // zero
-                                            : (hmag << 13) + (112u << 23);  // an f16 normal
-    if ((sign | as_f32) != f) return false;
-  }
-  return true;
-}
-static_assert(e4m3fn_to_16_bit_matches_fp8_to_f32(),
-              "e4m3fn_to_bf16_bits / e4m3fn_to_f16_bits disagree with quant::fp8_to_f32");
-}  // namespace detail
-
-// Two e4m3fn codes (low byte = first) as two bf16 / f16 values (low half = first), exactly.
-__device__ __forceinline__ uint32_t e4m3fn_pair_to_bf16_pair(uint16_t codes) {
-  return e4m3fn_to_bf16_bits(codes & 0xFFu) | (e4m3fn_to_bf16_bits(codes >> 8) << 16);
-}
-__device__ __forceinline__ uint32_t e4m3fn_pair_to_f16_pair(uint16_t codes) {
-  return e4m3fn_to_f16_bits(codes & 0xFFu) | (e4m3fn_to_f16_bits(codes >> 8) << 16);
-}
-
 // --- global -> shared copies ---------------------------------------------------------------------
 // Synchronous on AMD: a 16-byte global load and an LDS store by this thread (valid = false: zeros,
 // nothing read). gfx9 has direct-to-LDS loads (global_load_lds_*), but the ROCm 5.2 headers here
@@ -296,5 +234,15 @@ template <int Pending>
 __device__ __forceinline__ void async_wait() {
   static_assert(Pending >= 0, "async_wait<Pending>: Pending is a count of groups");
 }
+
+// --- bulk copies completed by a barrier ---------------------------------------------------------
+// NVIDIA sm_90's copy engine (gpu/mma/mma_nvidia.h); gfx9 has no such engine (its direct-to-LDS
+// loads are per lane), so none is offered: kHasBulkCopy is false and callers branch on it.
+inline constexpr bool kHasBulkCopy = false;
+using BulkBarrier = uint64_t;
+__device__ __forceinline__ void bulk_barrier_init(BulkBarrier*, int) { __builtin_trap(); }
+__device__ __forceinline__ void bulk_barrier_expect(BulkBarrier*, uint32_t) { __builtin_trap(); }
+__device__ __forceinline__ void bulk_copy(void*, const void*, uint32_t, BulkBarrier*) { __builtin_trap(); }
+__device__ __forceinline__ void bulk_barrier_wait(BulkBarrier*, uint32_t) { __builtin_trap(); }
 
 }  // namespace mlacheck::gpu::mma

@@ -48,7 +48,8 @@ std::vector<float> device_mma_scaled_e2m1(const std::vector<uint8_t>& a,
                                           const std::vector<uint8_t>& scale_a,
                                           const std::vector<uint8_t>& scale_b);
 
-// e4m3fn_pair_to_bf16_pair(c) (or e4m3fn_pair_to_f16_pair(c)) for every c in 0 .. 65535, index c.
+// common::e4m3fn_pair_to_bf16_pair(c) (or e4m3fn_pair_to_f16_pair(c), gpu/common/operand_decode.h:
+// the device build of its per-vendor paths) for every c in 0 .. 65535, index c.
 enum class PairTo { bf16, f16 };
 std::vector<uint32_t> device_e4m3fn_pairs(PairTo to);
 

@@ -6,13 +6,14 @@
 #include "gpu/device_buffer.h"
 #include "gpu/mma/mma.h"
 #include "gpu/platform.h"
-#include "gpu/portable/device_common.h"
+#include "gpu/common/device_common.h"
+#include "gpu/common/operand_decode.h"
 
 namespace mlacheck::gpu {
 
 namespace {
 
-using portable::block_sync;
+using common::block_sync;
 
 // Shapes of the checked products (mma_check.h).
 constexpr int kM = mma::kM;
@@ -194,8 +195,8 @@ template <PairTo To>
 __global__ void __launch_bounds__(kPairThreads) e4m3fn_pairs_kernel(uint32_t* out) {
   const int i = static_cast<int>(blockIdx.x) * kPairThreads + static_cast<int>(threadIdx.x);
   const auto codes = static_cast<uint16_t>(i);
-  out[i] = To == PairTo::bf16 ? mma::e4m3fn_pair_to_bf16_pair(codes)
-                              : mma::e4m3fn_pair_to_f16_pair(codes);
+  out[i] = To == PairTo::bf16 ? common::e4m3fn_pair_to_bf16_pair(codes)
+                              : common::e4m3fn_pair_to_f16_pair(codes);
 }
 
 constexpr int kCopyThreads = kAsyncCopyChunks / 2;

@@ -1,15 +1,14 @@
 #pragma once
 // NVIDIA implementation of gpu/mma/mma.h: warp-level mma.sync (PTX ISA "Warp-level matrix
 // multiply-accumulate instructions"), ldmatrix for the operand loads and cp.async for the
-// global -> shared copies. Needs sm_80 (bf16 / f16 mma, ldmatrix, cp.async); the e4m3 mma and the
-// e4m3 -> f16 conversion need sm_89. Fragment layouts are PTX's "Matrix Fragments for
+// global -> shared copies. Needs sm_80 (bf16 / f16 mma, ldmatrix, cp.async); the e4m3 mma needs
+// sm_89, the bulk copies sm_90. Operand decoding (e4m3 / E2M1 -> 16-bit) is
+// gpu/common/operand_decode.h. Fragment layouts are PTX's "Matrix Fragments for
 // mma.m16n8k16" and "mma.m16n8k32" tables; the ldmatrix address patterns below produce them.
 #include <cstdint>
 
 #include "gpu/platform.h"
-#include "gpu/portable/rounding.h"
 #include "quant/bits.h"
-#include "quant/fp8.h"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "gpu/mma: NVIDIA code needs sm_80 or newer (mma.sync bf16, ldmatrix, cp.async)"
@@ -128,32 +127,6 @@ __device__ __forceinline__ void mma_e4m3(TileC& d, const TileA8& a, const TileB8
 #endif
 }
 
-// Two e4m3fn codes (low byte = first) as an f16 pair (low half = first), exactly: every e4m3fn
-// value is an f16 value (3 mantissa bits, exponents 2^-9 .. 2^8), NaN stays NaN. sm_89's
-// cvt.rn.f16x2.e4m3x2 does both in one instruction; before sm_89, the codec.
-__device__ __forceinline__ uint32_t e4m3fn_pair_to_f16_pair(uint16_t codes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  uint32_t halves;
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(halves) : "h"(codes));
-  return halves;
-#else
-  const auto f16 = [](uint8_t c) -> uint32_t {
-    return portable::f16_bits(quant::fp8_to_f32(c, quant::Fp8Format::e4m3fn));
-  };
-  return f16(static_cast<uint8_t>(codes)) | (f16(static_cast<uint8_t>(codes >> 8)) << 16);
-#endif
-}
-
-// The same two codes as a bf16 pair (e4m3 values are bf16 values too): f16 -> f32 -> bf16, exact.
-__device__ __forceinline__ uint32_t e4m3fn_pair_to_bf16_pair(uint16_t codes) {
-  const uint32_t halves = e4m3fn_pair_to_f16_pair(codes);
-  float lo, hi;
-  asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;\n}\n"
-      : "=f"(lo), "=f"(hi)
-      : "r"(halves));
-  return pack_pair(lo, hi);
-}
-
 // --- global -> shared copies ---------------------------------------------------------------------
 // 16 bytes from `src` (16-byte aligned) to `dst` (shared, 16-byte aligned); with valid = false the
 // destination is zero-filled and nothing is read (cp.async's src-size 0).
@@ -169,6 +142,67 @@ __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_g
 template <int Pending>
 __device__ __forceinline__ void async_wait() {
   asm volatile("cp.async.wait_group %0;\n" : : "n"(Pending));
+}
+
+// --- bulk copies completed by an mbarrier (sm_90's copy engine) ---------------------------------
+// PTX ISA "cp.async.bulk" and "mbarrier": one thread asks the copy engine for `bytes` contiguous
+// bytes (a multiple of 16, both addresses 16-byte aligned: cache rows are 1152, 576 and 288 bytes),
+// and the copy, when it lands, counts its bytes off the barrier's transaction count; the threads
+// that read the data wait on the barrier's phase. No thread stages anything in registers, and the
+// copy engine works while the warps compute.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+inline constexpr bool kHasBulkCopy = true;
+#else
+inline constexpr bool kHasBulkCopy = false;
+#endif
+
+// A barrier word in shared memory, 8-byte aligned.
+using BulkBarrier = uint64_t;
+
+// One thread, before any use: `arrivals` threads arrive per phase (1: the thread that announces the
+// bytes). A block barrier after it makes the initialised word visible to the others.
+__device__ __forceinline__ void bulk_barrier_init(BulkBarrier* bar, int arrivals) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" : : "r"(shared_address(bar)), "r"(arrivals));
+  asm volatile("fence.mbarrier_init.release.cluster;\n" : : : "memory");
+#else
+  __trap();  // kHasBulkCopy is false: callers branch on it
+#endif
+}
+
+// This thread's arrival for the current phase, announcing `bytes` more to land before it completes.
+__device__ __forceinline__ void bulk_barrier_expect(BulkBarrier* bar, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+               : : "r"(shared_address(bar)), "r"(bytes) : "memory");
+#else
+  __trap();
+#endif
+}
+
+// `bytes` from global `src` to shared `dst`, completing on `bar` (the phase that was announced).
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, uint32_t bytes, BulkBarrier* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+      : : "r"(shared_address(dst)), "l"(src), "r"(bytes), "r"(shared_address(bar)) : "memory");
+#else
+  __trap();
+#endif
+}
+
+// Waits until the barrier's phase of parity `phase` (0, 1, 0, ... for its successive phases) has
+// completed: every arrival made and every announced byte landed, and visible to this thread.
+__device__ __forceinline__ void bulk_barrier_wait(BulkBarrier* bar, uint32_t phase) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n .reg .pred done;\n wait:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra wait;\n}\n"
+      : : "r"(shared_address(bar)), "r"(phase) : "memory");
+#else
+  __trap();
+#endif
 }
 
 }  // namespace mlacheck::gpu::mma

@@ -16,14 +16,16 @@
 #include <limits>
 #include <utility>
 
+#include "gpu/common/config.h"
+#include "gpu/common/device_common.h"
+#include "gpu/common/device_math.h"
+#include "gpu/common/operand_decode.h"
+#include "gpu/common/operands.h"
+#include "gpu/common/rounding.h"
 #include "gpu/platform.h"
 #include "gpu/portable/config.h"
-#include "gpu/portable/device_common.h"
-#include "gpu/portable/device_math.h"
 #include "gpu/portable/instances.h"
 #include "gpu/portable/kernels.h"
-#include "gpu/portable/operands.h"
-#include "gpu/portable/rounding.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
 #include "quant/e2m1.h"
@@ -32,6 +34,10 @@
 #include "quant/nan_semantics.h"
 
 namespace mlacheck::gpu::portable {
+
+// The shared device helpers and argument structs (gpu/common/).
+using namespace common;
+
 namespace {
 
 using problem::KvFormat;
@@ -52,10 +58,10 @@ __device__ __forceinline__ uint32_t kv_pair(const AttentionArgs& a, int64_t row,
     return reinterpret_cast<const uint32_t*>(a.kv_bf16 + row * kQkDim)[j];
   } else if constexpr (Kv == KvFormat::fp8) {
     const uint8_t* c = a.kv_fp8 + row * kQkDim + 2 * j;
-    return pair_of(quant::fp8_to_f32(c[0], a.fp8), quant::fp8_to_f32(c[1], a.fp8));
+    return common::fp8_pair_to_bf16_pair(c[0], c[1], a.fp8);
   } else {
-    return mxfp4_pair(a.kv_mxfp4[row * problem::kMxfp4RowBytes + j],
-                      a.kv_mxfp4_scale[row * problem::kMxfp4RowScales + j / 16]);
+    return common::mxfp4_pair_to_bf16_pair(a.kv_mxfp4[row * problem::kMxfp4RowBytes + j],
+                                           a.kv_mxfp4_scale[row * problem::kMxfp4RowScales + j / 16]);
   }
 }
 

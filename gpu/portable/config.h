@@ -1,8 +1,7 @@
 #pragma once
-// Compile-time constants of the portable decode kernels, each with why. Plain C++: the host side
+// Compile-time constants of the portable attention kernel, each with why. Plain C++: the host side
 // (workspace layout, registry) reads them too.
 #include "problem/shape.h"
-#include "problem/split_plan.h"
 
 namespace mlacheck::gpu::portable {
 
@@ -23,17 +22,5 @@ inline constexpr int kRowStride = kRowPairs + 1;       // 289 words
 // and the P·V pass (8 KB); longer steps (softmax_tile = 0 over a long split) compute them again,
 // which gives the same bits.
 inline constexpr int kScoreCacheKeys = 128;
-
-// Split-K limit: the split plans' (problem/split_plan.h); bounds the merge's weight array.
-inline constexpr int kMaxSplits = problem::kMaxPlanSplits;
-
-// Q quantization: the per-tensor amax is reduced in two steps without atomics (deterministic,
-// nothing to clear before a launch): kAmaxBlocks partial maxima in the workspace, then every block
-// of the encode kernel reduces those itself.
-inline constexpr int kQuantThreads = 256;
-inline constexpr int kAmaxBlocks = 256;
-
-// Threads of the LSE-merge kernel: one block per (query row, head), 4 of the 512 dims each.
-inline constexpr int kMergeThreads = 128;
 
 }  // namespace mlacheck::gpu::portable

@@ -1,4 +1,4 @@
-// gpu/portable/device_math.h and rounding.h on the host (every build): the kernels' float32
+// gpu/common/device_math.h and rounding.h on the host (every build): the kernels' float32
 // softmax functions and roundings against the reference's (ref/detmath.h, ref/round_to.h). The
 // two are written independently (DESIGN.md: the reference shares no code with the kernels), so
 // these tests are what says that the kernels' exp, log and P rounding are the reference's.
@@ -9,14 +9,14 @@
 #include <limits>
 #include <string>
 
-#include "gpu/portable/device_math.h"
-#include "gpu/portable/rounding.h"
+#include "gpu/common/device_math.h"
+#include "gpu/common/rounding.h"
 #include "problem/recipe.h"
 #include "quant/bits.h"
 #include "ref/detmath.h"
 #include "ref/round_to.h"
 
-namespace mlacheck::gpu::portable {
+namespace mlacheck::gpu::common {
 namespace {
 
 float ref_exp(bool base2, float x) {
@@ -115,4 +115,4 @@ TEST(GpuRounding, EveryBf16AndASweepMatchTheReference) {
 }
 
 }  // namespace
-}  // namespace mlacheck::gpu::portable
+}  // namespace mlacheck::gpu::common

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu/mutants.h"
-#include "gpu/portable/args.h"
+#include "gpu/common/args.h"
 
 namespace mlacheck::gpu {
 namespace {
@@ -31,10 +31,10 @@ TEST(GpuMutants, EveryFaultIsListedOnceInEnumOrder) {
 TEST(GpuMutants, ANormalBuildHasNoFaultField) {
   // The kernels' argument structs carry the field exactly in a -DMLACHECK_MUTANTS=ON build; without
   // it MLACHECK_MUTANT(args, m) is the constant false and the planted branches are dead code.
-  EXPECT_EQ(kHasFaultField<portable::AttentionArgs>, mutants_built());
-  EXPECT_EQ(kHasFaultField<portable::MergeArgs>, mutants_built());
-  EXPECT_EQ(kHasFaultField<portable::QuantArgs>, mutants_built());
-  EXPECT_EQ(kHasFaultField<portable::PlanArgs>, mutants_built());
+  EXPECT_EQ(kHasFaultField<common::AttentionArgs>, mutants_built());
+  EXPECT_EQ(kHasFaultField<common::MergeArgs>, mutants_built());
+  EXPECT_EQ(kHasFaultField<common::QuantArgs>, mutants_built());
+  EXPECT_EQ(kHasFaultField<common::PlanArgs>, mutants_built());
   EXPECT_EQ(active_mutant(), Mutant::none);
   if (!mutants_built()) {
     EXPECT_THROW(set_active_mutant(Mutant::lse_in_base2), std::logic_error);

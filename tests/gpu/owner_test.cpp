@@ -1,13 +1,13 @@
-// gpu/portable/owner.h against a linear scan: every position of prefix arrays with empty ranges
+// gpu/common/owner.h against a linear scan: every position of prefix arrays with empty ranges
 // (repeated starts) at the front, middle and end, and single-range arrays.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "gpu/portable/owner.h"
+#include "gpu/common/owner.h"
 
-namespace mlacheck::gpu::portable {
+namespace mlacheck::gpu::common {
 namespace {
 
 TEST(PortableOwner, IsTheLastRangeStartingAtOrBeforeThePosition) {
@@ -30,4 +30,4 @@ TEST(PortableOwner, IsTheLastRangeStartingAtOrBeforeThePosition) {
 }
 
 }  // namespace
-}  // namespace mlacheck::gpu::portable
+}  // namespace mlacheck::gpu::common

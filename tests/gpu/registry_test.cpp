@@ -2,11 +2,16 @@
 // glob that verify/bench/tests select with.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <string>
 
-#include "gpu/portable/instances.h"
+#include "gpu/availability.h"
+#include "gpu/family.h"
+#include "gpu/fast/instances.h"
 #include "gpu/fast/split_rule.h"
+#include "gpu/portable/instances.h"
 #include "gpu/registry.h"
 #include "gpu/workspace.h"
 #include "problem/batch.h"
@@ -27,8 +32,9 @@ TEST(GpuRegistry, EveryRecipeHasBothSchedulesAndNamesFollowTheGrammar) {
   std::set<std::string> names;
   for (const Strategy& s : strategies()) {
     EXPECT_TRUE(names.insert(s.name).second) << "duplicate " << s.name;
+    ASSERT_NE(s.family, nullptr) << s.name;
     EXPECT_EQ(s.name, std::string(s.recipe.name) + "/" + std::string(to_string(s.schedule)) + "/" +
-                          s.variant);
+                          std::string(s.family->name));
     EXPECT_TRUE(problem::find_recipe(s.recipe.name).has_value()) << s.name;
     EXPECT_FALSE(s.why.empty()) << s.name;
     EXPECT_EQ(find_strategy(s.name), &s);
@@ -39,9 +45,10 @@ TEST(GpuRegistry, EveryRecipeHasBothSchedulesAndNamesFollowTheGrammar) {
       EXPECT_EQ(s.recipe.softmax_tile, problem::find_recipe(s.recipe.name)->softmax_tile) << s.name;
     }
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
-    EXPECT_NE(s.launcher, nullptr) << s.name;
+    EXPECT_EQ(not_built_here(*s.family), std::nullopt) << s.name;
 #else
-    EXPECT_EQ(s.launcher, nullptr) << s.name;
+    EXPECT_EQ(s.family->launcher, nullptr) << s.name;
+    EXPECT_TRUE(not_built_here(*s.family).has_value()) << s.name;
 #endif
   }
   for (const problem::Recipe& r : problem::recipes()) {
@@ -58,12 +65,16 @@ TEST(GpuRegistry, EveryRecipeHasBothSchedulesAndNamesFollowTheGrammar) {
 // the kernel runs exactly the emulated plan is what `verify` checks on the GPU: a different split
 // count fails its tight bound.)
 TEST(GpuRegistry, EveryPlanIsOneTheKernelsCanRun) {
-  const fast::SplitRule rule = fast::tuned_split_rule();
+  // The H200's SMs, an H100 PCIe's, an MI300X's CUs and a small device.
+  for (const int multiprocessors : {132, 114, 304, 8})
   for (const Strategy& s : strategies())
     for (const int64_t batch : {1, 4, 32, 64, 131, 132, 133, 256, 1024})
       for (const int64_t len : {1, 63, 64, 65, 1000, 1024, 8192, 65536}) {
-        SCOPED_TRACE(s.name + " " + std::to_string(batch) + " x " + std::to_string(len));
-        const problem::SplitPlan plan = s.emulated_plan(problem::Batch::uniform(batch, len));
+        SCOPED_TRACE(s.name + " " + std::to_string(batch) + " x " + std::to_string(len) + " on " +
+                     std::to_string(multiprocessors) + " SMs");
+        const fast::SplitRule rule = fast::tuned_split_rule(multiprocessors);
+        const problem::SplitPlan plan =
+            s.emulated_plan(problem::Batch::uniform(batch, len), multiprocessors);
         switch (s.schedule) {
           case Schedule::single_pass:
             EXPECT_FALSE(plan.split_k());
@@ -81,8 +92,11 @@ TEST(GpuRegistry, EveryPlanIsOneTheKernelsCanRun) {
             EXPECT_EQ(plan.chunk_keys % rule.tile_keys, 0) << "chunk " << plan.chunk_keys;
             EXPECT_LE(plan.splits_of(len), problem::kMaxPlanSplits);
             const int64_t items = batch * plan.splits_of(len);
+            // Every SM gets an item once there are keys enough, up to what the split limit allows
+            // (one request on a 304-CU device: at most 256 items).
             if (batch * len >= int64_t{rule.multiprocessors} * rule.items_per_sm * rule.tile_keys) {
-              EXPECT_GE(items, rule.multiprocessors) << "an SM without work";
+              EXPECT_GE(items, std::min<int64_t>(rule.multiprocessors, batch * problem::kMaxPlanSplits))
+                  << "an SM without work";
             }
             break;
           }
@@ -93,7 +107,14 @@ TEST(GpuRegistry, EveryPlanIsOneTheKernelsCanRun) {
 TEST(GpuRegistry, EveryEntryHasAKernelInstanceAndSupportsItsOwnCache) {
   const problem::Batch batch = problem::Batch::uniform(2, 100);
   for (const Strategy& s : strategies()) {
-    EXPECT_TRUE(portable::find_instance(s.recipe).has_value()) << s.name;
+    switch (s.family->id) {
+      case FamilyId::portable:
+        EXPECT_TRUE(portable::find_instance(s.recipe).has_value()) << s.name;
+        break;
+      case FamilyId::mma:
+        EXPECT_TRUE(fast::find_instance(s.recipe).has_value()) << s.name;
+        break;
+    }
     problem::KvCache cache = cache_of(s.recipe.kv, batch.cache_rows());
     cache.fp8_format = s.recipe.fp8;
     EXPECT_EQ(s.supports(batch, cache), std::nullopt) << s.name;
@@ -122,11 +143,53 @@ TEST(GpuRegistry, UnsupportedIsAnExplicitAnswer) {
   EXPECT_TRUE(odd.supports(batch, cache_of(problem::KvFormat::fp8, 200)).has_value());
 }
 
+// The families behind the rows: one table, in FamilyId order, each row's name ending in its
+// family's; an id outside the enum is refused, never mapped to a family.
+TEST(GpuRegistry, EveryRowNamesAFamilyOfTheTable) {
+  const auto all = families();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0]->id, FamilyId::portable);
+  EXPECT_EQ(all[1]->id, FamilyId::mma);
+  for (const Family* f : all) {
+    EXPECT_EQ(&family(f->id), f);
+    EXPECT_FALSE(f->summary.empty()) << f->name;
+    EXPECT_TRUE(f->vendors.nvidia || f->vendors.amd) << f->name;
+    EXPECT_NE(f->supports, nullptr) << f->name;
+    EXPECT_NE(f->split_plan, nullptr) << f->name;
+  }
+  for (const Strategy& s : strategies()) EXPECT_EQ(&family(s.family->id), s.family) << s.name;
+  EXPECT_THROW(family(static_cast<FamilyId>(7)), std::logic_error);
+  EXPECT_EQ(vendors_text(Vendors{true, false}), "NVIDIA only");
+  EXPECT_EQ(vendors_text(Vendors{true, true}), "NVIDIA and AMD");
+}
+
+// The split rule fills whole waves of the device that runs the launch, whose SM count is a run-time
+// input (DecodeParams::multiprocessors), not a constant of the build: fewer SMs, fewer splits for a
+// short batch; the persistent chunk grows as the SM count shrinks.
+TEST(GpuRegistry, SplitPlansFollowTheDevicesMultiprocessors) {
+  const problem::Batch batch = problem::Batch::uniform(4, 8192);
+  const Strategy& split = *find_strategy("a16w16/split-k/mma");
+  const Strategy& persistent = *find_strategy("a16w16/persistent/mma");
+  const int splits_132 = split.emulated_plan(batch, 132).num_splits;
+  const int splits_33 = split.emulated_plan(batch, 33).num_splits;
+  EXPECT_GT(splits_132, splits_33);
+  EXPECT_LE(4 * splits_132, 132);
+  EXPECT_LE(4 * splits_33, 33);
+  EXPECT_LT(persistent.emulated_plan(batch, 132).chunk_keys,
+            persistent.emulated_plan(batch, 33).chunk_keys);
+  // The portable family's fixed split count does not depend on the device.
+  const Strategy& fixed = *find_strategy("a16w16/split-k/portable");
+  EXPECT_EQ(fixed.emulated_plan(batch, 132).num_splits, fixed.emulated_plan(batch, 33).num_splits);
+}
+
 TEST(GpuRegistry, LaunchWithoutARuntimeSaysSo) {
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
   GTEST_SKIP() << "this build has a GPU runtime";
 #else
   EXPECT_THROW(strategies().front().launch(DecodeParams{}, nullptr), std::runtime_error);
+  const auto why = not_built_here(family(FamilyId::mma));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("built without a GPU runtime"), std::string::npos) << *why;
 #endif
 }
 
@@ -148,7 +211,7 @@ TEST(GpuWorkspace, RegionsFitAndDoNotOverlap) {
   for (const Strategy& s : strategies()) {
     for (const int64_t tokens : {1, 7, 256}) {
       const problem::Batch batch = problem::Batch::uniform(static_cast<int32_t>(tokens), 10);
-      const problem::SplitPlan plan = s.emulated_plan(batch);
+      const problem::SplitPlan plan = s.emulated_plan(batch, kPlanningMultiprocessorsWithoutGpu);
       const int splits = plan.max_splits(batch.max_kv_len());
       const WorkspaceLayout w =
           workspace_layout(s.recipe, plan, tokens, batch.num_requests(), batch.max_kv_len());
@@ -177,7 +240,7 @@ TEST(GpuWorkspace, RegionsFitAndDoNotOverlap) {
       add(w.part_start, (static_cast<std::size_t>(tokens) + 1) * 8);
       EXPECT_EQ(w.part_o == WorkspaceLayout::kAbsent, !plan.split_k());
       EXPECT_EQ(w.item_start == WorkspaceLayout::kAbsent, plan.chunk_keys == 0);
-      EXPECT_EQ(s.workspace_bytes(batch), w.bytes);
+      EXPECT_EQ(s.workspace_bytes(batch, kPlanningMultiprocessorsWithoutGpu), w.bytes);
     }
   }
 }

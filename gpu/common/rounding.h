@@ -12,7 +12,7 @@
 #include "quant/grid.h"
 #include "quant/hd.h"
 
-namespace mlacheck::gpu::portable {
+namespace mlacheck::gpu::common {
 
 MLACHECK_HD constexpr float round_to_bf16(float x) {
   return quant::bf16_to_f32(quant::f32_to_bf16(x));
@@ -57,4 +57,4 @@ MLACHECK_HD constexpr float round_to_p(float x, quant::Fp8Format f) {
   else return x;
 }
 
-}  // namespace mlacheck::gpu::portable
+}  // namespace mlacheck::gpu::common

@@ -1,15 +1,15 @@
 #pragma once
-// The arguments of the portable kernels, as the launcher (gpu/portable/launch.hip) derives them
-// from a recipe and DecodeParams. Plain structs passed by value to the kernels.
+// The arguments of every family's kernels, as the shared decode steps (gpu/common/decode_steps.cpp)
+// derive them from a recipe and DecodeParams. Plain structs passed by value to the kernels.
 #include <cstdint>
 
 #include "gpu/mutants.h"
 #include "problem/recipe.h"
 #include "quant/formats.h"
 
-namespace mlacheck::gpu::portable {
+namespace mlacheck::gpu::common {
 
-// Q quantization (gpu/portable/q_quant.hip).
+// Q quantization (gpu/common/q_quant.hip).
 struct QuantArgs {
   problem::QFormat format = problem::QFormat::bf16;
   quant::Fp8Format fp8 = quant::Fp8Format::e4m3fn;
@@ -28,8 +28,6 @@ struct QuantArgs {
 };
 
 // The recipe-derived fields of QuantArgs (format, variant, rounding, fl32(1/M), static scale);
-// the caller fills in the sizes and pointers. Host code (gpu/portable/launch.cpp).
-QuantArgs quant_args_for(const problem::Recipe& r);
 
 // The attention kernel (gpu/portable/attention.hip): one block per (request, split).
 struct AttentionArgs {
@@ -67,9 +65,9 @@ struct AttentionArgs {
   // partial rows start at part_start[b] (token i, split s: row part_start[b] + i·S_b + s); each
   // block takes the next of the item_start[B] work items from item_counter until none is left
   // (dynamic, so items of unequal size still balance across the SMs).
-  const int32_t* item_start = nullptr;  // [B+1] (split_plan.hip writes it)
+  const int32_t* item_start = nullptr;  // [B+1] (work_list.hip writes it)
   const int64_t* part_start = nullptr;  // [B+1]
-  int32_t* item_counter = nullptr;      // [1], 0 on entry (split_plan.hip resets it)
+  int32_t* item_counter = nullptr;      // [1], 0 on entry (work_list.hip resets it)
   uint16_t* out = nullptr;   // [T, 16, 512] bf16 (single pass)
   float* lse = nullptr;      // [T, 16] natural log (single pass); may be nullptr
   float* part_o = nullptr;   // [T, S, 16, 512] (split-K)
@@ -77,7 +75,7 @@ struct AttentionArgs {
   MLACHECK_MUTANT_FIELD
 };
 
-// The work list of a chunked split plan (gpu/portable/split_plan.hip), from the batch layout on
+// The work list of a chunked split plan (gpu/common/work_list.hip), from the batch layout on
 // the device: no host synchronization.
 struct PlanArgs {
   int32_t num_requests = 0;
@@ -90,7 +88,7 @@ struct PlanArgs {
   MLACHECK_MUTANT_FIELD
 };
 
-// The LSE merge (gpu/portable/merge.hip): one block per query row.
+// The LSE merge (gpu/common/merge.hip): one block per query row.
 struct MergeArgs {
   int num_splits = 0;
   // Chunked plans (AttentionArgs::item_start): per-request split counts and partial rows; the
@@ -107,4 +105,4 @@ struct MergeArgs {
   MLACHECK_MUTANT_FIELD
 };
 
-}  // namespace mlacheck::gpu::portable
+}  // namespace mlacheck::gpu::common

@@ -16,7 +16,7 @@
 
 #include "quant/hd.h"
 
-namespace mlacheck::gpu::portable {
+namespace mlacheck::gpu::common {
 
 // fl32(a · b + c) with one rounding, on every compiler (the kernels' explicit FMAs).
 MLACHECK_HD inline float fma_f(float a, float b, float c) {
@@ -157,4 +157,4 @@ MLACHECK_HD inline float natural_lse(bool base2, float lse) {
   return base2 ? static_cast<float>(static_cast<double>(lse) * math_detail::kLn2) : lse;
 }
 
-}  // namespace mlacheck::gpu::portable
+}  // namespace mlacheck::gpu::common

@@ -1,5 +1,5 @@
-// The fast kernel's decoders (gpu/fast/decode.h) against the codecs of quant/, on the host (the
-// functions are host + device): every e4m3fn code pair, every MXFP4 code byte with every scale,
+// The kernels' one operand decode (gpu/common/operand_decode.h) against the codecs of quant/, on
+// the host (the functions are host + device; tests/gpu/mma_test.cpp runs the device build): every e4m3fn code pair, every MXFP4 code byte with every scale,
 // and the f16 patterns of every fp8 value, bit for bit (NaN: NaN-ness, the codecs' payloads differ
 // by platform as NUMERICS allows).
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "gpu/fast/decode.h"
+#include "gpu/common/operand_decode.h"
 #include "quant/bf16.h"
 #include "quant/bits.h"
 #include "quant/e2m1.h"
@@ -15,7 +15,7 @@
 #include "quant/fp8.h"
 #include "quant/nan_semantics.h"
 
-namespace mlacheck::gpu::fast {
+namespace mlacheck::gpu::common {
 namespace {
 
 uint16_t bf16_of(float x) { return quant::f32_to_bf16(x); }
@@ -29,7 +29,7 @@ void expect_same(uint16_t got, uint16_t want, const char* what, uint32_t input) 
   }
 }
 
-TEST(FastDecode, E4m3fnPairsToBf16AreTheCodecsValues) {
+TEST(OperandDecode, E4m3fnPairsToBf16AreTheCodecsValues) {
   for (uint32_t codes = 0; codes < 65536; ++codes) {
     const uint32_t got = e4m3fn_pair_to_bf16_pair(codes);
     const auto f = [](uint32_t c) { return quant::fp8_to_f32(static_cast<uint8_t>(c), quant::Fp8Format::e4m3fn); };
@@ -39,7 +39,7 @@ TEST(FastDecode, E4m3fnPairsToBf16AreTheCodecsValues) {
   }
 }
 
-TEST(FastDecode, Mxfp4PairsToBf16AreTheCodecsValues) {
+TEST(OperandDecode, Mxfp4PairsToBf16AreTheCodecsValues) {
   for (uint32_t scale = 0; scale < 256; ++scale) {
     const float s = quant::e8m0_to_f32(static_cast<uint8_t>(scale));
     for (uint32_t codes = 0; codes < 256; ++codes) {
@@ -53,7 +53,7 @@ TEST(FastDecode, Mxfp4PairsToBf16AreTheCodecsValues) {
   }
 }
 
-TEST(FastDecode, F16PatternsOfFp8ValuesAreExact) {
+TEST(OperandDecode, F16PatternsOfFp8ValuesAreExact) {
   for (const auto format : {quant::Fp8Format::e4m3fn, quant::Fp8Format::e4m3fnuz}) {
     for (uint32_t c = 0; c < 256; ++c) {
       const float v = quant::fp8_to_f32(static_cast<uint8_t>(c), format);
@@ -68,7 +68,7 @@ TEST(FastDecode, F16PatternsOfFp8ValuesAreExact) {
       const int m = h & 0x3FF;
       const double mag = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
       EXPECT_EQ((h & 0x8000) ? -mag : mag, static_cast<double>(v)) << "code " << c;
-      const uint32_t pair = e4m3fn_pair_to_f16_pair_generic(c | (c << 8));
+      const uint32_t pair = e4m3fn_pair_to_f16_pair(c | (c << 8));
       if (format == quant::Fp8Format::e4m3fn && !std::isnan(v)) {
         EXPECT_EQ(pair & 0xFFFF, h) << c;
         EXPECT_EQ(pair >> 16, h) << c;
@@ -78,4 +78,4 @@ TEST(FastDecode, F16PatternsOfFp8ValuesAreExact) {
 }
 
 }  // namespace
-}  // namespace mlacheck::gpu::fast
+}  // namespace mlacheck::gpu::common

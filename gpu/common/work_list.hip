@@ -6,11 +6,11 @@
 #include <cstdint>
 
 #include "gpu/platform.h"
-#include "gpu/portable/device_common.h"
-#include "gpu/portable/kernels.h"
+#include "gpu/common/device_common.h"
+#include "gpu/common/kernels.h"
 #include "problem/split_plan.h"
 
-namespace mlacheck::gpu::portable {
+namespace mlacheck::gpu::common {
 namespace {
 
 constexpr int kPlanThreads = 256;
@@ -67,9 +67,9 @@ __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
 
 }  // namespace
 
-void launch_split_plan(const PlanArgs& args, StreamHandle stream) {
+void launch_work_list(const PlanArgs& args, StreamHandle stream) {
   split_plan_kernel<<<1, kPlanThreads, 0, static_cast<hipStream_t>(stream)>>>(args);
   MLACHECK_GPU_CHECK(hipGetLastError());
 }
 
-}  // namespace mlacheck::gpu::portable
+}  // namespace mlacheck::gpu::common

@@ -8,7 +8,7 @@
 #include "quant/bits.h"
 
 #if !defined(__CUDACC__) && !defined(__HIP__)
-#error "gpu/portable/device_common.h is device code: include it from .hip files only"
+#error "gpu/common/device_common.h is device code: include it from .hip files only"
 #endif
 
 // The kernels follow the reference's float32 steps one rounding at a time: no contraction of a
@@ -18,7 +18,7 @@
 #pragma clang fp contract(off)
 #endif
 
-namespace mlacheck::gpu::portable {
+namespace mlacheck::gpu::common {
 
 // __syncthreads(): every thread of the block waits, and shared-memory writes before it are seen
 // after it. On AMD spelled out as ROCm's __syncthreads() expands (release fence, s_barrier,
@@ -65,4 +65,4 @@ __device__ uint32_t block_max_u32(uint32_t value, uint32_t* scratch) {
   return result;
 }
 
-}  // namespace mlacheck::gpu::portable
+}  // namespace mlacheck::gpu::common

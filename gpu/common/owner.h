@@ -7,7 +7,7 @@
 
 #include "quant/hd.h"
 
-namespace mlacheck::gpu::portable {
+namespace mlacheck::gpu::common {
 
 MLACHECK_HD inline int owner_of(const int32_t* starts, int count, int64_t value) {
   int lo = 0, hi = count - 1;
@@ -19,4 +19,4 @@ MLACHECK_HD inline int owner_of(const int32_t* starts, int count, int64_t value)
   return lo;
 }
 
-}  // namespace mlacheck::gpu::portable
+}  // namespace mlacheck::gpu::common

@@ -5,9 +5,9 @@
 #include <cstdint>
 
 #include "gpu/platform.h"
-#include "gpu/portable/config.h"
-#include "gpu/portable/device_common.h"
-#include "gpu/portable/kernels.h"
+#include "gpu/common/config.h"
+#include "gpu/common/device_common.h"
+#include "gpu/common/kernels.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
 #include "quant/e2m1.h"
@@ -15,7 +15,7 @@
 #include "quant/fp8.h"
 #include "quant/nan_semantics.h"
 
-namespace mlacheck::gpu::portable {
+namespace mlacheck::gpu::common {
 namespace {
 
 using problem::QFormat;
@@ -181,4 +181,4 @@ void launch_q_quant(const QuantArgs& args, StreamHandle handle) {
   MLACHECK_GPU_CHECK(hipGetLastError());
 }
 
-}  // namespace mlacheck::gpu::portable
+}  // namespace mlacheck::gpu::common

@@ -6,15 +6,15 @@
 #include <limits>
 
 #include "gpu/platform.h"
-#include "gpu/portable/config.h"
-#include "gpu/portable/device_common.h"
-#include "gpu/portable/device_math.h"
-#include "gpu/portable/kernels.h"
-#include "gpu/portable/owner.h"
+#include "gpu/common/config.h"
+#include "gpu/common/device_common.h"
+#include "gpu/common/device_math.h"
+#include "gpu/common/kernels.h"
+#include "gpu/common/owner.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
 
-namespace mlacheck::gpu::portable {
+namespace mlacheck::gpu::common {
 namespace {
 
 using problem::kNumHeads;
@@ -105,4 +105,4 @@ void launch_merge(const MergeArgs& args, int64_t rows, StreamHandle stream) {
   MLACHECK_GPU_CHECK(hipGetLastError());
 }
 
-}  // namespace mlacheck::gpu::portable
+}  // namespace mlacheck::gpu::common

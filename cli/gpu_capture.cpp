@@ -1,0 +1,179 @@
+#include "cli/gpu_capture.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "cli/golden_case.h"
+#include "cli/gpu_cases.h"
+#include "gpu/availability.h"
+#include "gpu/workspace.h"
+#include "io/golden.h"
+#include "io/safetensors.h"
+#include "problem/schedule.h"
+#include "problem/shape.h"
+
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+#include "gpu/device_problem.h"
+#endif
+
+namespace mlacheck::cli {
+namespace {
+
+using problem::kNumHeads;
+using problem::kQkDim;
+using problem::kVDim;
+namespace it = io::golden::intermediate;
+
+// `count` values of T at byte `offset` of the downloaded workspace.
+template <class T>
+std::vector<T> region(const std::vector<unsigned char>& workspace, std::size_t offset, std::size_t count) {
+  if (offset == gpu::WorkspaceLayout::kAbsent || offset + count * sizeof(T) > workspace.size())
+    throw std::logic_error("drift capture: a workspace region is missing or out of bounds");
+  std::vector<T> out(count);
+  std::memcpy(out.data(), workspace.data() + offset, count * sizeof(T));
+  return out;
+}
+
+template <class T>
+void add(io::SafetensorsWriter& w, std::string_view name, io::DType dtype, std::vector<int64_t> shape,
+         const std::vector<T>& values) {
+  w.add(std::string(name), io::Tensor::copy_of<T>(dtype, std::move(shape), values));
+}
+
+}  // namespace
+
+CapturedRun capture_strategy(const ref::CaseSpec& spec, const gpu::Strategy& s,
+                             const std::filesystem::path& folder) {
+#if !defined(MLACHECK_HAVE_GPU_RUNTIME)
+  (void)spec;
+  (void)s;
+  (void)folder;
+  throw std::invalid_argument("drift --strategy runs the strategy on a GPU: " +
+                              gpu::unavailable_reason().value_or("no GPU runtime"));
+#else
+  if (const auto why = gpu::unavailable_reason())
+    throw std::invalid_argument("drift --strategy runs the strategy on a GPU: " + *why);
+  PreparedCase pc(spec);
+  const ref::Inputs& in = pc.inputs();
+  const problem::Batch& batch = in.batch;
+  const problem::KvCache cache = pc.cache_for(s.recipe);
+  if (const auto why = s.supports(batch, cache))
+    throw std::invalid_argument(fmt::format("strategy {} does not run case {}: {}", s.name, spec.name, *why));
+
+  // The golden file of the case, holding the caches the kernel reads (as stored, not derived), so
+  // that drift's emulation reads the same codes.
+  GoldenCase c = generate_case(spec);
+  if (cache.format == problem::KvFormat::fp8)
+    c.fp8 = Fp8CacheData{false, {cache.fp8.begin(), cache.fp8.end()}, cache.fp8_scale};
+  if (cache.format == problem::KvFormat::mxfp4)
+    c.mxfp4 = Mxfp4CacheData{false, {cache.mxfp4.begin(), cache.mxfp4.end()},
+                             {cache.mxfp4_scale.begin(), cache.mxfp4_scale.end()}};
+  complete(c, {});
+
+  // The launch, and its workspace as it left it.
+  const int multiprocessors = gpu::planning_multiprocessors();
+  const problem::SplitPlan plan = s.emulated_plan(batch, multiprocessors);
+  gpu::DeviceProblem device(batch, in.q);
+  const gpu::RunResult r = device.run(s, cache, gpu::KeepWorkspace::yes);
+  const gpu::WorkspaceLayout w = gpu::workspace_layout(s.recipe, plan, batch.total_q(),
+                                                       batch.num_requests(), batch.max_kv_len());
+  const int64_t tokens = batch.total_q();
+  const auto rows = static_cast<std::size_t>(tokens) * kNumHeads;
+
+  io::SafetensorsWriter out;
+  out.set_metadata("strategy", s.name);
+  out.set_metadata("case", case_line(spec));
+  add(out, "out", io::DType::BF16, {tokens, kNumHeads, kVDim}, r.out);
+  add(out, it::lse, io::DType::F32, {tokens, kNumHeads}, r.lse);
+
+  // Q as the kernel quantized it.
+  switch (s.recipe.q) {
+    case problem::QFormat::bf16:
+      break;
+    case problem::QFormat::mxfp4_dynamic:
+      add(out, it::q_mxfp4, io::DType::U8, {tokens, kNumHeads, problem::kMxfp4RowBytes},
+          region<uint8_t>(r.workspace, w.q_codes, rows * problem::kMxfp4RowBytes));
+      add(out, it::q_mxfp4_scale, io::DType::U8, {tokens, kNumHeads, problem::kMxfp4RowScales},
+          region<uint8_t>(r.workspace, w.q_block_scales, rows * problem::kMxfp4RowScales));
+      break;
+    default:
+      add(out, it::q_fp8, io::DType::U8, {tokens, kNumHeads, kQkDim},
+          region<uint8_t>(r.workspace, w.q_codes, rows * kQkDim));
+      if (w.q_scale != gpu::WorkspaceLayout::kAbsent)
+        add(out, it::q_scale, io::DType::F32, {1}, region<float>(r.workspace, w.q_scale, 1));
+  }
+
+  // The split partials as [T, S, 16, 512] and [T, S, 16] (natural log), S the most splits a request
+  // gets; the kernel keeps them per request for a chunked plan (rows part_start[b] + i·S_b + s)
+  // and its LSEs in the recipe's softmax base.
+  if (plan.split_k()) {
+    const int64_t B = batch.num_requests();
+    std::vector<int64_t> split_count(static_cast<std::size_t>(B)), first_row(static_cast<std::size_t>(B));
+    int64_t S = plan.num_splits, stored_rows = tokens * plan.num_splits;
+    if (plan.chunk_keys > 0) {
+      const auto item = region<int32_t>(r.workspace, w.item_start, static_cast<std::size_t>(B) + 1);
+      const auto part = region<int64_t>(r.workspace, w.part_start, static_cast<std::size_t>(B) + 1);
+      S = 0;
+      for (int64_t b = 0; b < B; ++b) {
+        split_count[static_cast<std::size_t>(b)] = item[b + 1] - item[b];
+        first_row[static_cast<std::size_t>(b)] = part[b];
+        S = std::max(S, split_count[static_cast<std::size_t>(b)]);
+      }
+      stored_rows = part[B];
+    } else {
+      for (int64_t b = 0; b < B; ++b) {
+        split_count[static_cast<std::size_t>(b)] = S;
+        first_row[static_cast<std::size_t>(b)] = batch.qo_indptr()[b] * S;
+      }
+    }
+    const auto po = region<float>(r.workspace, w.part_o,
+                                  static_cast<std::size_t>(stored_rows) * kNumHeads * kVDim);
+    const auto pl = region<float>(r.workspace, w.part_lse, static_cast<std::size_t>(stored_rows) * kNumHeads);
+    const auto slots = static_cast<std::size_t>(tokens * S);
+    std::vector<float> partial_out(slots * kNumHeads * kVDim, 0.0f);
+    std::vector<float> partial_lse(slots * kNumHeads, -std::numeric_limits<float>::infinity());
+    const bool base2 = s.recipe.base == problem::SoftmaxBase::two;
+    constexpr double kLn2 = 0.69314718055994530942;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < batch.q_len(b); ++i) {
+        const int64_t t = batch.qo_indptr()[b] + i;
+        const int64_t sb = split_count[static_cast<std::size_t>(b)];
+        for (int64_t sp = 0; sp < sb; ++sp) {
+          const int64_t row = first_row[static_cast<std::size_t>(b)] + i * sb + sp;
+          const auto slot = static_cast<std::size_t>(t * S + sp);
+          std::copy_n(po.begin() + row * kNumHeads * kVDim, kNumHeads * kVDim,
+                      partial_out.begin() + static_cast<std::ptrdiff_t>(slot * kNumHeads * kVDim));
+          for (int h = 0; h < kNumHeads; ++h) {
+            const float l = pl[static_cast<std::size_t>(row * kNumHeads + h)];
+            partial_lse[slot * kNumHeads + h] =
+                base2 && std::isfinite(l) ? static_cast<float>(l * kLn2) : l;
+          }
+        }
+      }
+    add(out, it::partial_out, io::DType::F32, {tokens, S, kNumHeads, kVDim}, partial_out);
+    add(out, it::partial_lse, io::DType::F32, {tokens, S, kNumHeads}, partial_lse);
+  }
+
+  std::filesystem::create_directories(folder);
+  std::string tag = s.name;
+  std::replace(tag.begin(), tag.end(), '/', '_');
+  CapturedRun run;
+  run.golden = folder / (spec.name + ".safetensors");
+  run.output = folder / (spec.name + "." + tag + ".safetensors");
+  write_case(c, run.golden);
+  out.write(run.output);
+  run.recipe = problem::spell(s.recipe);
+  run.schedule = problem::to_string(problem::Schedule::from_plan(plan, s.recipe.softmax_tile));
+  return run;
+#endif
+}
+
+}  // namespace mlacheck::cli

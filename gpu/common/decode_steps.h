@@ -1,0 +1,31 @@
+#pragma once
+// Runtime builds only (MLACHECK_HAVE_GPU_RUNTIME): the steps of a decode every kernel family shares,
+// around the family's own attention kernel.
+#include <cstddef>
+#include <cstdint>
+
+#include "gpu/common/args.h"
+#include "gpu/params.h"
+#include "problem/recipe.h"
+#include "problem/split_plan.h"
+
+namespace mlacheck::gpu::common {
+
+// The recipe-derived fields of QuantArgs (format, variant, rounding, fl32(1/M), static scale);
+// the caller fills in the sizes and pointers.
+QuantArgs quant_args_for(const problem::Recipe& r);
+
+// Queues a family's attention kernel: `instance` indexes the family's own instance list.
+using AttentionLauncher = void (*)(std::size_t instance, const AttentionArgs& args, int64_t blocks,
+                                   StreamHandle stream);
+
+// Checks the params against the recipe (on the host, without touching device memory), carves the
+// workspace, queues Q quantization, the work list of a chunked plan, the attention kernel (uniform
+// plans: B x max(1, splits) blocks; chunked plans: persistent_blocks blocks taking the work items
+// in turn) and, with split-K, the LSE merge. Throws std::invalid_argument for params that do not
+// fit.
+void queue_decode(const problem::Recipe& recipe, std::size_t instance, const problem::SplitPlan& plan,
+                  int64_t persistent_blocks, const DecodeParams& params, StreamHandle stream,
+                  AttentionLauncher attention);
+
+}  // namespace mlacheck::gpu::common

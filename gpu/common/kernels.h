@@ -1,0 +1,18 @@
+#pragma once
+// Runtime builds only: the launch functions of the kernels every family shares (one .hip file
+// each). Each queues its kernels on `stream` and checks the launch; none allocates or synchronizes.
+#include <cstdint>
+
+#include "gpu/common/args.h"
+#include "gpu/params.h"
+
+namespace mlacheck::gpu::common {
+
+// Quantizes Q as args.format says (nothing for bf16): the amax reduction and the encode kernel.
+void launch_q_quant(const QuantArgs& args, StreamHandle stream);
+// The LSE merge of `rows` query rows (T).
+void launch_merge(const MergeArgs& args, int64_t rows, StreamHandle stream);
+// The work list of a chunked split plan (one block; work_list.hip).
+void launch_work_list(const PlanArgs& args, StreamHandle stream);
+
+}  // namespace mlacheck::gpu::common

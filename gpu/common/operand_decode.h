@@ -1,0 +1,140 @@
+#pragma once
+// Cache and Q codes to the 16-bit operands of the kernels' products, exactly, with few
+// instructions: the one e4m3 and E2M1 decode of every family (the decode runs once per element of
+// every tile and competes with the products for issue slots). Each fast path is exact on the inputs
+// it takes and hands the rest (NaN codes, block scales whose products leave float32's normal range)
+// to an exact slow path, so every result has the bits of bf16(quant::fp8_to_f32(c)) or
+// bf16(quant::e2m1_to_f32(c) * 2^(s-127)) (NaN: a NaN); tests/gpu/operand_decode_test.cpp checks
+// it on the host over every code pair and scale, and tests/gpu/mma_test.cpp the device build of the
+// per-vendor paths over every e4m3fn pair. Host + device.
+#include <cstdint>
+
+#include "gpu/common/rounding.h"
+#include "quant/bf16.h"
+#include "quant/bits.h"
+#include "quant/e2m1.h"
+#include "quant/e8m0.h"
+#include "quant/formats.h"
+#include "quant/fp8.h"
+#include "quant/hd.h"
+#include "quant/nan_semantics.h"
+
+namespace mlacheck::gpu::common {
+
+// --- e4m3fn, one code ------------------------------------------------------------------------------
+// One e4m3fn code as bf16 or f16 bits, exactly: every e4m3fn value is a bf16 value and an f16 value
+// (3 mantissa bits; exponents 2^-9 .. 2^8, all f16 normals). Bit arithmetic rather than
+// fp8_to_f32's normalising loop; the static_assert below proves both equal to quant::fp8_to_f32 on
+// all 256 codes at compile time. NaN: bf16 0x7FF0 | sign, as fp8_to_f32 gives it; f16 0x7F80 | sign.
+MLACHECK_HD constexpr uint32_t e4m3fn_to_bf16_bits(uint32_t code) noexcept {
+  const uint32_t sign = (code & 0x80u) << 8;
+  const uint32_t mag = code & 0x7Fu;
+  uint32_t bits;
+  if (mag == 0x7Fu) {
+    bits = 0x7FF0u;
+  } else if (mag >= 0x08u) {  // normal: exponent field + 120 (bias 7 -> 127), mantissa on top
+    bits = (mag << 4) + (120u << 7);
+  } else {  // zero or subnormal m * 2^-9: exact in float32, a normal bf16
+    bits = quant::f32_bits(static_cast<float>(mag) * 0x1p-9f) >> 16;
+  }
+  return sign | bits;
+}
+MLACHECK_HD constexpr uint32_t e4m3fn_to_f16_bits(uint32_t code) noexcept {
+  const uint32_t sign = (code & 0x80u) << 8;
+  const uint32_t mag = code & 0x7Fu;
+  uint32_t bits;
+  if (mag == 0x7Fu) {
+    bits = 0x7F80u;
+  } else if (mag >= 0x08u) {  // normal: exponent field + 8 (bias 7 -> 15), mantissa on top
+    bits = (mag << 7) + (8u << 10);
+  } else if (mag == 0u) {
+    bits = 0u;
+  } else {  // subnormal m * 2^-9, an f16 normal: float32 exponent - 112 (bias 127 -> 15)
+    bits = (quant::f32_bits(static_cast<float>(mag) * 0x1p-9f) >> 13) - (112u << 10);
+  }
+  return sign | bits;
+}
+
+namespace detail {
+constexpr bool e4m3fn_bits_match_fp8_to_f32() {
+  for (uint32_t c = 0; c < 256; ++c) {
+    const uint32_t f =
+        quant::f32_bits(quant::fp8_to_f32(static_cast<uint8_t>(c), quant::Fp8Format::e4m3fn));
+    if ((f & 0xFFFFu) != 0 || (f >> 16) != e4m3fn_to_bf16_bits(c)) return false;
+    const uint32_t h = e4m3fn_to_f16_bits(c);
+    const uint32_t sign = (h & 0x8000u) << 16, hmag = h & 0x7FFFu;
+    const uint32_t as_f32 = hmag == 0x7F80u ? 0x7FF00000u                   // the NaN above
+                            : hmag == 0u    ? 0u                            // zero
+                                            : (hmag << 13) + (112u << 23);  // an f16 normal
+    if ((sign | as_f32) != f) return false;
+  }
+  return true;
+}
+static_assert(e4m3fn_bits_match_fp8_to_f32(),
+              "e4m3fn_to_bf16_bits / e4m3fn_to_f16_bits disagree with quant::fp8_to_f32");
+}  // namespace detail
+
+// --- e4m3fn, a pair --------------------------------------------------------------------------------
+// Two e4m3fn codes (low byte first) as a bf16 pair (low half first). The 7 magnitude bits placed in
+// float32's exponent and mantissa fields read 2^(e-127)·(1 + m/8) (or m/8·2^-126 for e = 0); times
+// 2^120 that is the e4m3fn value 2^(e-7)·(1 + m/8) (or m·2^-9), exactly (no rounding, no flush:
+// the kernels keep float32 subnormals): two shifts and two multiplies for both codes, on every
+// vendor. A pair holding the NaN code (magnitude 0x7F) takes the bit arithmetic above.
+MLACHECK_HD inline uint32_t e4m3fn_pair_to_bf16_pair(uint32_t codes) {
+  if ((((codes & 0x7F7Fu) + 0x0101u) & 0x8080u) != 0)
+    return e4m3fn_to_bf16_bits(codes & 0xFFu) | (e4m3fn_to_bf16_bits((codes >> 8) & 0xFFu) << 16);
+  const float lo = quant::f32_from_bits((codes & 0x7Fu) << 20) * 0x1p120f;
+  const float hi = quant::f32_from_bits((codes & 0x7F00u) << 12) * 0x1p120f;
+  return (quant::f32_bits(lo) >> 16) | ((codes & 0x80u) << 8) | (quant::f32_bits(hi) & 0xFFFF0000u) |
+         ((codes & 0x8000u) << 16);
+}
+
+// The same two codes as an f16 pair. NVIDIA sm_89+: cvt.rn.f16x2.e4m3x2, one instruction for both
+// (exact: every e4m3fn value is an f16 value; NaN stays NaN). Elsewhere (the host, AMD, whose fp8
+// converts read e4m3fnuz on gfx942): the bit arithmetic.
+MLACHECK_HD inline uint32_t e4m3fn_pair_to_f16_pair(uint32_t codes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  uint32_t halves;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(halves) : "h"(static_cast<uint16_t>(codes)));
+  return halves;
+#else
+  return e4m3fn_to_f16_bits(codes & 0xFFu) | (e4m3fn_to_f16_bits((codes >> 8) & 0xFFu) << 16);
+#endif
+}
+
+// Two codes of either fp8 variant as a bf16 pair: e4m3fn by the fast path, e4m3fnuz (bias 8, NaN =
+// 0x80; the portable family runs both) by the codec.
+MLACHECK_HD inline uint32_t fp8_pair_to_bf16_pair(uint8_t first, uint8_t second, quant::Fp8Format f) {
+  if (f == quant::Fp8Format::e4m3fn)
+    return e4m3fn_pair_to_bf16_pair(static_cast<uint32_t>(first) | (static_cast<uint32_t>(second) << 8));
+  return static_cast<uint32_t>(quant::f32_to_bf16(quant::fp8_to_f32(first, f))) |
+         (static_cast<uint32_t>(quant::f32_to_bf16(quant::fp8_to_f32(second, f))) << 16);
+}
+
+// --- MXFP4 -----------------------------------------------------------------------------------------
+// E2M1 magnitude m (0..7: 0, 0.5, 1, 1.5, 2, 3, 4, 6) as float32: for m >= 2 the bf16 pattern is
+// (m << 6) + 0x3F00 (exponent 127 + (m >> 1) - 1, mantissa bit m & 1), 0.5 and 0 apart.
+MLACHECK_HD inline float e2m1_magnitude(uint32_t m) {
+  const uint32_t bits = m >= 2 ? (m << 6) + 0x3F00u : m == 1 ? 0x3F00u : 0u;
+  return quant::f32_from_bits(bits << 16);
+}
+
+// Two MXFP4 elements (one code byte, low nibble first) with their block scale, as a bf16 pair:
+// e2m1 · 2^(s-127) in float32 (the reference's product, exact: 2 significant bits, and the product
+// of a normal scale and a value < 8 stays below float32's max for s <= 253), then its top 16 bits
+// (exact: 2 significant bits). Scales 0 (2^-127, a subnormal), 254 and 255 (NaN) take the codec.
+MLACHECK_HD inline uint32_t mxfp4_pair_to_bf16_pair(uint32_t codes, uint32_t scale) {
+  if (scale == 0 || scale >= 254) {
+    const float s = quant::e8m0_to_f32(static_cast<uint8_t>(scale));
+    const float lo = quant::detail::mul_amd_nan(quant::e2m1_to_f32(codes & 0x0F), s);
+    const float hi = quant::detail::mul_amd_nan(quant::e2m1_to_f32((codes >> 4) & 0x0F), s);
+    return (quant::f32_bits(lo) >> 16) | (quant::f32_bits(hi) & 0xFFFF0000u);
+  }
+  const float s = quant::f32_from_bits(scale << 23);
+  const float lo = e2m1_magnitude(codes & 7) * s;
+  const float hi = e2m1_magnitude((codes >> 4) & 7) * s;
+  return (quant::f32_bits(lo) >> 16) | ((codes & 0x08u) << 12) | (quant::f32_bits(hi) & 0xFFFF0000u) |
+         ((codes & 0x80u) << 24);
+}
+
+}  // namespace mlacheck::gpu::common

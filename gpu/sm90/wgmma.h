@@ -1,0 +1,116 @@
+#pragma once
+// NVIDIA sm_90a's warpgroup matrix multiply (PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-
+// Accumulate Instructions"): four warps (one warpgroup, 128 threads) compute D (64 x N, float32)
+// += A (64 x K) · Bᵀ (N x K), both operands read from shared memory through 64-bit matrix
+// descriptors, issued asynchronously and completed by wgmma.commit_group / wait_group. The layer
+// the Hopper family (issue 10) is built on; sm_90a only (the "a" features: the build compiles the
+// files that include this for sm_90a alone, gpu/CMakeLists.txt mlacheck_gpu_sm90a).
+//
+// Shared-memory layout, no swizzle ("canonical" K-major layout, PTX "Shared Memory Matrix
+// Layout"): the operand is cut into core matrices of 8 rows x 16 bytes (8 bf16), each stored as
+// 128 contiguous bytes (row r of the core matrix at byte 16 r). Core matrices adjacent in K are
+// `leading` bytes apart (LBO), adjacent in M / N `stride` bytes apart (SBO). KMajorLayout below
+// places a rows x K operand that way: for each group of 8 rows, its K / 8 core matrices in K order
+// (LBO = 128, SBO = K / 8 x 128); a product over k0 .. k0 + 15 starts at byte k0 / 8 x 128.
+//
+// Accumulator fragments (PTX "Matrix Fragments for wgmma .m64nNk16", float32 D): warp w of the
+// warpgroup holds rows 16 w .. 16 w + 15; in each 8-column chunk j a lane holds, as mma.m16n8's
+// C fragment does, d[4j], d[4j+1] at row 16 w + g, columns 8 j + 2 t, + 1 and d[4j+2], d[4j+3] at
+// row 16 w + g + 8 (g = lane / 4, t = lane % 4).
+#include <cstdint>
+
+#include "gpu/platform.h"
+
+#if !defined(__CUDACC__)
+#error "gpu/sm90/wgmma.h is NVIDIA device code: include it from the sm_90a sources only"
+#endif
+
+namespace mlacheck::gpu::sm90 {
+
+inline constexpr int kWarpgroupThreads = 128;
+inline constexpr int kWgM = 64;   // rows of A and D per warpgroup product
+inline constexpr int kWgK16 = 16; // K of one 16-bit product
+inline constexpr int kCoreRows = 8;
+inline constexpr int kCoreBytes = 128;  // 8 rows x 16 bytes
+
+// Byte offset of element (row, k) of a rows x K 16-bit operand in KMajorLayout.
+struct KMajorLayout {
+  int k;  // the operand's K (a multiple of 8)
+  __host__ __device__ constexpr int offset_bytes(int row, int kk) const {
+    return (row / kCoreRows) * stride_bytes() + (kk / 8) * kCoreBytes + (row % kCoreRows) * 16 +
+           (kk % 8) * 2;
+  }
+  __host__ __device__ constexpr int leading_bytes() const { return kCoreBytes; }
+  __host__ __device__ constexpr int stride_bytes() const { return (k / 8) * kCoreBytes; }
+};
+
+// The descriptor of a no-swizzle operand at shared address `base` (16-byte aligned): start address,
+// LBO and SBO, each in units of 16 bytes (bits 0-13, 16-29, 32-45); base offset 0, swizzle mode 0
+// (bits 62-63).
+__device__ __forceinline__ uint64_t smem_descriptor(const void* base, uint32_t leading_bytes,
+                                                    uint32_t stride_bytes) {
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(base));
+  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) |
+         (static_cast<uint64_t>((leading_bytes & 0x3FFFF) >> 4) << 16) |
+         (static_cast<uint64_t>((stride_bytes & 0x3FFFF) >> 4) << 32);
+}
+
+// 64 x 64 float32 accumulator of one warpgroup (layout at the top).
+struct WgTileC64x64 {
+  static constexpr int kN = 64;
+  static constexpr int ne = kN / 2;  // 32 floats per thread
+  float x[ne];
+  static __device__ __forceinline__ int get_i(int l) {
+    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+    const int warp = static_cast<int>(threadIdx.x) / kWarpSize % 4;
+    return 16 * warp + lane / 4 + 8 * ((l / 2) % 2);
+  }
+  static __device__ __forceinline__ int get_j(int l) {
+    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+    return 8 * (l / 4) + 2 * (lane % 4) + l % 2;
+  }
+};
+
+// Orders this thread's earlier register writes to the accumulator before the next wgmma reads it.
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+// Closes the group of wgmmas issued since the last commit.
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+// Waits until at most `Pending` committed groups are in flight; their accumulators are then valid.
+template <int Pending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
+
+// D (+)= A · Bᵀ over one K step of 16: A 64 x 16 and B 64 x 16 bf16 through their descriptors;
+// accumulate = false overwrites D. Every thread of the warpgroup calls it with the same
+// descriptors.
+__device__ __forceinline__ void wgmma_bf16_m64n64k16(WgTileC64x64& d, uint64_t desc_a,
+                                                     uint64_t desc_b, bool accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  float* x = d.x;
+  asm volatile(
+      "{\n .reg .pred acc;\n setp.ne.b32 acc, %34, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, acc, 1, 1, 0, 0;\n}\n"
+      : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
+        "+f"(x[7]), "+f"(x[8]), "+f"(x[9]), "+f"(x[10]), "+f"(x[11]), "+f"(x[12]), "+f"(x[13]),
+        "+f"(x[14]), "+f"(x[15]), "+f"(x[16]), "+f"(x[17]), "+f"(x[18]), "+f"(x[19]),
+        "+f"(x[20]), "+f"(x[21]), "+f"(x[22]), "+f"(x[23]), "+f"(x[24]), "+f"(x[25]),
+        "+f"(x[26]), "+f"(x[27]), "+f"(x[28]), "+f"(x[29]), "+f"(x[30]), "+f"(x[31])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0));
+#else
+  (void)d;
+  (void)desc_a;
+  (void)desc_b;
+  (void)accumulate;
+  __trap();  // compiled for sm_90a only (gpu/CMakeLists.txt)
+#endif
+}
+
+}  // namespace mlacheck::gpu::sm90

@@ -1,0 +1,68 @@
+// gpu/sm90/wgmma.h on the device (NVIDIA sm_90a): D = A · Bᵀ of one warpgroup over K = 16, 64 and
+// 128 against a double reference. The bound is the mma layer's (tests/gpu/mma_test.cpp): bf16
+// products are exact in float32, so the only error is the summation, |d - exact| <= K 2^-22
+// sum_k |a_k b_k|; a wrong descriptor (start, LBO, SBO), a wrong K step or a wrong fragment
+// mapping (get_i / get_j) gives errors of the order of |exact| or leaves the NaN poison in D.
+// Skips without a usable GPU, on a device that is not compute capability 9.0, and in builds
+// without the sm_90a library.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/availability.h"
+#include "quant/bits.h"
+
+#if defined(MLACHECK_HAVE_SM90A)
+#include "gpu/sm90/wgmma_check.h"
+#endif
+
+namespace mlacheck::gpu {
+namespace {
+
+TEST(GpuWgmma, Bf16ProductMatchesDoubleReference) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if !defined(MLACHECK_HAVE_SM90A)
+  GTEST_SKIP() << "this build has no sm_90a library (the NVIDIA backend builds it)";
+#else
+  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
+  std::mt19937 rng(20261202u);
+  // Random sign and mantissa, exponents 2^-8 .. 2^8: every product exact, the sums aligned.
+  const auto random_bf16 = [&] {
+    const uint32_t sign = rng() & 1u, exp = 127u - 8u + rng() % 17u, mant = rng() & 0x7Fu;
+    return static_cast<uint16_t>((sign << 15) | (exp << 7) | mant);
+  };
+  const auto value = [](uint16_t h) { return static_cast<double>(quant::f32_from_bits(uint32_t{h} << 16)); };
+  for (const int k : {16, 64, 128}) {
+    SCOPED_TRACE("K = " + std::to_string(k));
+    std::vector<uint16_t> a(static_cast<std::size_t>(64 * k)), b(a.size());
+    for (uint16_t& x : a) x = random_bf16();
+    for (uint16_t& x : b) x = random_bf16();
+    const std::vector<float> got = device_wgmma_bf16(a, b, k);
+    ASSERT_EQ(got.size(), 64u * 64u);
+    int wrong = 0;
+    for (int i = 0; i < 64; ++i)
+      for (int j = 0; j < 64; ++j) {
+        double exact = 0, size = 0;
+        for (int kk = 0; kk < k; ++kk) {
+          const double p = value(a[static_cast<std::size_t>(i * k + kk)]) * value(b[static_cast<std::size_t>(j * k + kk)]);
+          exact += p;
+          size += std::fabs(p);
+        }
+        const float d = got[static_cast<std::size_t>(i * 64 + j)];
+        const double bound = std::ldexp(1.0, -22) * k * size;
+        if (!(std::fabs(d - exact) <= bound) && ++wrong <= 5)
+          ADD_FAILURE() << "D[" << i << "][" << j << "] = " << d << ", exact " << exact
+                        << (std::isnan(d) ? " (NaN poison: never written, or a read of poisoned shared memory)" : "")
+                        << ", bound " << bound;
+      }
+    EXPECT_EQ(wrong, 0);
+  }
+#endif
+}
+
+}  // namespace
+}  // namespace mlacheck::gpu
