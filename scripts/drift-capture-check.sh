@@ -54,7 +54,7 @@ if [[ -n "$mutant_bin" ]]; then
     "fp8-q-scale-one-block a8w8/split-k/mma bs4_kv1024 Q codes"
     "mxfp4-q-amax-skips-last a4w4/split-k/mma bs4_kv1024 Q codes"
     "dropped-partial-tile a16w16/split-k/mma ragged_bs24_kv700 split partials"
-    "unrescaled-accumulator a16w8/split-k/mma peaked_bs4_kv2048 split partials"
+    "unrescaled-accumulator a8w8/split-k/mma bs32_kv1024 split partials"
     "skipped-rope-dims a16w16/persistent/mma bs4_kv1024 split partials"
     "lse-in-base2 a16w16/split-k/mma bs4_kv1024 lse"
     "persistent-partials-unscaled a16w16/persistent/mma q2_bs32_kv1024 split partials"

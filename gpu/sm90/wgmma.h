@@ -71,6 +71,40 @@ struct WgTileC64x64 {
   }
 };
 
+// 64 x 16 float32 accumulator (N = 16: the 16 query heads of MLA as the product's columns).
+struct WgTileC64x16 {
+  static constexpr int kN = 16;
+  static constexpr int ne = kN / 2;  // 8 floats per thread
+  float x[ne];
+  static __device__ __forceinline__ int get_i(int l) { return WgTileC64x64::get_i(l); }
+  static __device__ __forceinline__ int get_j(int l) { return WgTileC64x64::get_j(l); }
+};
+
+// A decode tile of `rows` cache rows x 576 bf16 in shared memory as the two products read it,
+// without a second copy: 16-byte chunk c (dims 8c .. 8c+7) of row r at byte
+//   (r / 8) x (72 x 128) + c x 128 + (r % 8) x 16,
+// i.e. each group of 8 rows holds its 72 core matrices in dim order. Read K-major (rows = M, dims
+// = K: LBO = 128, SBO = 72 x 128) it is the A operand of Sᵀ = K Qᵀ; read MN-major (dims = M, rows =
+// K: the same bytes with LBO = 72 x 128, SBO = 128, transpose-A) it is the A operand Vᵀ of
+// Oᵀ = Vᵀ Pᵀ. A 16-byte copy per chunk (cp.async) fills it from cache rows of any page layout.
+struct DecodeTileLayout {
+  static constexpr int kChunks = 72;  // 576 bf16 / 8
+  static constexpr int kGroupBytes = kChunks * kCoreBytes;
+  __host__ __device__ static constexpr int chunk_offset_bytes(int row, int chunk) {
+    return (row / kCoreRows) * kGroupBytes + chunk * kCoreBytes + (row % kCoreRows) * 16;
+  }
+  // Sᵀ's A operand for dims k0 .. k0 + 15 of rows r0 .. r0 + 63.
+  __host__ __device__ static constexpr int k_major_start(int r0, int k0) {
+    return (r0 / kCoreRows) * kGroupBytes + (k0 / 8) * kCoreBytes;
+  }
+  static constexpr int kKMajorLeading = kCoreBytes, kKMajorStride = kGroupBytes;
+  // Oᵀ's A operand Vᵀ for dims m0 .. m0 + 63 and rows (keys) k0 .. k0 + 15.
+  __host__ __device__ static constexpr int mn_major_start(int m0, int k0) {
+    return (k0 / kCoreRows) * kGroupBytes + (m0 / 8) * kCoreBytes;
+  }
+  static constexpr int kMnMajorLeading = kGroupBytes, kMnMajorStride = kCoreBytes;
+};
+
 // Orders this thread's earlier register writes to the accumulator before the next wgmma reads it.
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -104,6 +138,29 @@ __device__ __forceinline__ void wgmma_bf16_m64n64k16(WgTileC64x64& d, uint64_t d
         "+f"(x[20]), "+f"(x[21]), "+f"(x[22]), "+f"(x[23]), "+f"(x[24]), "+f"(x[25]),
         "+f"(x[26]), "+f"(x[27]), "+f"(x[28]), "+f"(x[29]), "+f"(x[30]), "+f"(x[31])
       : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0));
+#else
+  (void)d;
+  (void)desc_a;
+  (void)desc_b;
+  (void)accumulate;
+  __trap();  // compiled for sm_90a only (gpu/CMakeLists.txt)
+#endif
+}
+
+// D (+)= A · Bᵀ over one K step of 16 with N = 16: A 64 x 16 (K-major, or with TransposeA its
+// transpose stored MN-major), B 16 x 16 K-major, bf16.
+template <bool TransposeA>
+__device__ __forceinline__ void wgmma_bf16_m64n16k16(WgTileC64x16& d, uint64_t desc_a,
+                                                     uint64_t desc_b, bool accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  float* x = d.x;
+  asm volatile(
+      "{\n .reg .pred acc;\n setp.ne.b32 acc, %10, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, acc, 1, 1, %11, 0;\n}\n"
+      : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
+        "+f"(x[7])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0), "n"(TransposeA ? 1 : 0));
 #else
   (void)d;
   (void)desc_a;

@@ -11,6 +11,15 @@ namespace mlacheck::gpu {
 std::vector<float> device_wgmma_bf16(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
                                      int k);
 
+// One decode tile through both products as the Hopper family runs them (gpu/sm90/wgmma.h
+// DecodeTileLayout): kv (64 rows x 576 bf16) is gathered by 16-byte cp.async copies into the
+// shared tile, q (16 x 576) and p (16 x 64) into K-major operands; then Sᵀ = K Qᵀ (64 x 16, 36
+// K-major steps of m64n16k16) and Oᵀ = Vᵀ Pᵀ (512 x 16: 8 chunks of 64 dims x 4 transposed-A steps
+// over the 64 keys). Returns Sᵀ then Oᵀ, row major (64 x 16 + 512 x 16 floats).
+std::vector<float> device_wgmma_decode_tile(const std::vector<uint16_t>& kv,
+                                            const std::vector<uint16_t>& q,
+                                            const std::vector<uint16_t>& p);
+
 // Whether device 0 runs sm_90a code (compute capability 9.0: H100, H200).
 bool device_runs_sm90a();
 

@@ -50,7 +50,98 @@ __global__ void __launch_bounds__(sm90::kWarpgroupThreads)
     d[sm90::WgTileC64x64::get_i(l) * 64 + sm90::WgTileC64x64::get_j(l)] = acc.x[l];
 }
 
+constexpr int kTileRows = 64, kHeads = 16, kDims = 576, kVDims = 512;
+constexpr int kQBytes = (kHeads / sm90::kCoreRows) * sm90::DecodeTileLayout::kGroupBytes;
+constexpr int kPBytes = kHeads * kTileRows * 2;
+constexpr int kTileBytes = (kTileRows / sm90::kCoreRows) * sm90::DecodeTileLayout::kGroupBytes;
+constexpr int kDecodeTileShared = kTileBytes + kQBytes + kPBytes;  // 94 KB: dynamic, opted in
+
+__device__ __forceinline__ void copy_16(void* dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                   static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+               "l"(src));
+}
+
+__global__ void __launch_bounds__(sm90::kWarpgroupThreads)
+    decode_tile_kernel(const uint16_t* kv, const uint16_t* q, const uint16_t* p, float* st, float* ot) {
+  extern __shared__ uint4 shared_words[];  // 16-byte aligned, as the descriptors need
+  auto* smem = reinterpret_cast<unsigned char*>(shared_words);
+  unsigned char* tile = smem;
+  unsigned char* sq = smem + kTileBytes;
+  unsigned char* sp = sq + kQBytes;
+  const int t = static_cast<int>(threadIdx.x);
+  for (int i = t; i < kDecodeTileShared / 2; i += sm90::kWarpgroupThreads)
+    reinterpret_cast<uint16_t*>(smem)[i] = 0x7FC0;  // NaN: a byte no copy wrote shows
+  __syncthreads();
+  // 16-byte chunks: 8 consecutive threads write one core matrix (8 rows of one chunk).
+  using L = sm90::DecodeTileLayout;
+  for (int i = t; i < kTileRows * L::kChunks; i += sm90::kWarpgroupThreads) {
+    const int row = (i / (8 * L::kChunks)) * 8 + i % 8, chunk = i / 8 % L::kChunks;
+    copy_16(tile + L::chunk_offset_bytes(row, chunk), kv + row * kDims + chunk * 8);
+  }
+  for (int i = t; i < kHeads * L::kChunks; i += sm90::kWarpgroupThreads) {
+    const int row = (i / (8 * L::kChunks)) * 8 + i % 8, chunk = i / 8 % L::kChunks;
+    copy_16(sq + L::chunk_offset_bytes(row, chunk), q + row * kDims + chunk * 8);
+  }
+  const sm90::KMajorLayout p_layout{kTileRows};
+  for (int i = t; i < kHeads * kTileRows / 8; i += sm90::kWarpgroupThreads) {
+    const int row = i / (kTileRows / 8), chunk = i % (kTileRows / 8);
+    copy_16(sp + p_layout.offset_bytes(row, chunk * 8), p + row * kTileRows + chunk * 8);
+  }
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+  __syncthreads();
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+
+  sm90::WgTileC64x16 s;
+  sm90::wgmma_fence();
+  for (int k0 = 0; k0 < kDims; k0 += sm90::kWgK16)
+    sm90::wgmma_bf16_m64n16k16<false>(
+        s, sm90::smem_descriptor(tile + L::k_major_start(0, k0), L::kKMajorLeading, L::kKMajorStride),
+        sm90::smem_descriptor(sq + L::k_major_start(0, k0), L::kKMajorLeading, L::kKMajorStride),
+        k0 > 0);
+  sm90::wgmma_commit();
+  sm90::wgmma_wait<0>();
+  for (int l = 0; l < sm90::WgTileC64x16::ne; ++l)
+    st[sm90::WgTileC64x16::get_i(l) * kHeads + sm90::WgTileC64x16::get_j(l)] = s.x[l];
+
+  for (int m0 = 0; m0 < kVDims; m0 += sm90::kWgM) {
+    sm90::WgTileC64x16 o;
+    sm90::wgmma_fence();
+    for (int k0 = 0; k0 < kTileRows; k0 += sm90::kWgK16)
+      sm90::wgmma_bf16_m64n16k16<true>(
+          o, sm90::smem_descriptor(tile + L::mn_major_start(m0, k0), L::kMnMajorLeading, L::kMnMajorStride),
+          sm90::smem_descriptor(sp + p_layout.offset_bytes(0, k0), p_layout.leading_bytes(),
+                                p_layout.stride_bytes()),
+          k0 > 0);
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<0>();
+    for (int l = 0; l < sm90::WgTileC64x16::ne; ++l)
+      ot[(m0 + sm90::WgTileC64x16::get_i(l)) * kHeads + sm90::WgTileC64x16::get_j(l)] = o.x[l];
+  }
+}
+
 }  // namespace
+
+std::vector<float> device_wgmma_decode_tile(const std::vector<uint16_t>& kv,
+                                            const std::vector<uint16_t>& q,
+                                            const std::vector<uint16_t>& p) {
+  if (kv.size() != static_cast<std::size_t>(kTileRows * kDims) ||
+      q.size() != static_cast<std::size_t>(kHeads * kDims) ||
+      p.size() != static_cast<std::size_t>(kHeads * kTileRows))
+    throw std::invalid_argument("wgmma decode tile check: kv 64 x 576, q 16 x 576, p 16 x 64");
+  const DeviceBuffer<uint16_t> dkv(kv), dq(q), dp(p);
+  DeviceBuffer<float> out(kTileRows * kHeads + kVDims * kHeads);
+  out.fill_bytes(0xFF);
+  MLACHECK_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&decode_tile_kernel),
+                                         hipFuncAttributeMaxDynamicSharedMemorySize,
+                                         kDecodeTileShared));
+  decode_tile_kernel<<<1, sm90::kWarpgroupThreads, kDecodeTileShared>>>(
+      dkv.get(), dq.get(), dp.get(), out.get(), out.get() + kTileRows * kHeads);
+  MLACHECK_GPU_CHECK(hipGetLastError());
+  MLACHECK_GPU_CHECK(hipDeviceSynchronize());
+  return out.download();
+}
 
 std::vector<float> device_wgmma_bf16(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
                                      int k) {

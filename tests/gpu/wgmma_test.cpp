@@ -64,5 +64,58 @@ TEST(GpuWgmma, Bf16ProductMatchesDoubleReference) {
 #endif
 }
 
+// The two products of a decode tile as the Hopper family runs them on one shared tile of cache
+// rows (gpu/sm90/wgmma.h DecodeTileLayout): Sᵀ = K Qᵀ reads it K-major, Oᵀ = Vᵀ Pᵀ reads the same
+// bytes MN-major (transposed A). Bound as above, with K = 576 and 64.
+TEST(GpuWgmma, DecodeTileProductsMatchDoubleReference) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if !defined(MLACHECK_HAVE_SM90A)
+  GTEST_SKIP() << "this build has no sm_90a library (the NVIDIA backend builds it)";
+#else
+  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
+  std::mt19937 rng(20261203u);
+  const auto random_bf16 = [&] {
+    const uint32_t sign = rng() & 1u, exp = 127u - 8u + rng() % 17u, mant = rng() & 0x7Fu;
+    return static_cast<uint16_t>((sign << 15) | (exp << 7) | mant);
+  };
+  const auto value = [](uint16_t h) { return static_cast<double>(quant::f32_from_bits(uint32_t{h} << 16)); };
+  constexpr int kRows = 64, kHeads = 16, kDims = 576, kVDims = 512;
+  std::vector<uint16_t> kv(kRows * kDims), q(kHeads * kDims), p(kHeads * kRows);
+  for (uint16_t& x : kv) x = random_bf16();
+  for (uint16_t& x : q) x = random_bf16();
+  for (uint16_t& x : p) x = random_bf16();
+  const std::vector<float> got = device_wgmma_decode_tile(kv, q, p);
+  ASSERT_EQ(got.size(), static_cast<std::size_t>(kRows * kHeads + kVDims * kHeads));
+  int wrong = 0;
+  const auto expect = [&](const char* what, int i, int j, float d, double exact, double size, int k) {
+    const double bound = std::ldexp(1.0, -22) * k * size;
+    if (!(std::fabs(d - exact) <= bound) && ++wrong <= 6)
+      ADD_FAILURE() << what << "[" << i << "][" << j << "] = " << d << ", exact " << exact
+                    << ", bound " << bound;
+  };
+  for (int r = 0; r < kRows; ++r)
+    for (int h = 0; h < kHeads; ++h) {
+      double exact = 0, size = 0;
+      for (int d = 0; d < kDims; ++d) {
+        const double x = value(kv[r * kDims + d]) * value(q[h * kDims + d]);
+        exact += x;
+        size += std::fabs(x);
+      }
+      expect("S^T", r, h, got[static_cast<std::size_t>(r * kHeads + h)], exact, size, kDims);
+    }
+  for (int d = 0; d < kVDims; ++d)
+    for (int h = 0; h < kHeads; ++h) {
+      double exact = 0, size = 0;
+      for (int r = 0; r < kRows; ++r) {
+        const double x = value(kv[r * kDims + d]) * value(p[h * kRows + r]);
+        exact += x;
+        size += std::fabs(x);
+      }
+      expect("O^T", d, h, got[static_cast<std::size_t>(kRows * kHeads + d * kHeads + h)], exact, size, kRows);
+    }
+  EXPECT_EQ(wrong, 0);
+#endif
+}
+
 }  // namespace
 }  // namespace mlacheck::gpu
