@@ -88,7 +88,8 @@ if(MLACHECK_GPU_BACKEND STREQUAL "cuda")
   # The standard variable decides; only its default changes, from CMake's old one to Hopper
   # (H100/H200, the lent machines). CUDAARCHS in the environment counts as the user's choice.
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
-    set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures (mlacheck's default: 90)")
+    set(CMAKE_CUDA_ARCHITECTURES 90a CACHE STRING
+        "CUDA architectures (mlacheck's default: 90a, the H100/H200 with its warpgroup MMA)")
   endif()
   # nvcc's host compiler is the project's C++ compiler, so host code agrees on the standard library.
   if(NOT DEFINED CMAKE_CUDA_HOST_COMPILER)

@@ -40,6 +40,16 @@ std::optional<int> device_multiprocessors() {
 #endif
 }
 
+std::optional<int> device_compute_capability() {
+#if defined(MLACHECK_GPU_RUNTIME_NVIDIA)
+  if (unavailable_reason()) return std::nullopt;
+  static const int cc = detail::probe_compute_capability();
+  return cc;
+#else
+  return std::nullopt;
+#endif
+}
+
 int planning_multiprocessors() {
   return device_multiprocessors().value_or(kPlanningMultiprocessorsWithoutGpu);
 }

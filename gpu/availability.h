@@ -26,4 +26,8 @@ std::optional<int> device_multiprocessors();
 inline constexpr int kPlanningMultiprocessorsWithoutGpu = 132;  // the H200 the tunables were measured on
 int planning_multiprocessors();
 
+// The compute capability of the device this process runs on as major x 10 + minor (NVIDIA: 90 for
+// the H100 / H200), nullopt where no GPU is usable or the vendor has none (AMD).
+std::optional<int> device_compute_capability();
+
 }  // namespace mlacheck::gpu

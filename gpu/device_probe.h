@@ -9,5 +9,7 @@ namespace mlacheck::gpu::detail {
 std::optional<std::string> probe_device();
 // Multiprocessors (SMs / CUs) of device 0, the device all the code addresses.
 int probe_multiprocessors();
+// Compute capability of device 0 as major x 10 + minor.
+int probe_compute_capability();
 
 }  // namespace mlacheck::gpu::detail

@@ -55,4 +55,10 @@ int probe_multiprocessors() {
   return prop.multiProcessorCount;
 }
 
+int probe_compute_capability() {
+  hipDeviceProp_t prop{};
+  MLACHECK_GPU_CHECK(hipGetDeviceProperties(&prop, 0));
+  return prop.major * 10 + prop.minor;
+}
+
 }  // namespace mlacheck::gpu::detail

@@ -6,6 +6,7 @@
 
 #include "gpu/family.h"
 #include "gpu/fast/family.h"
+#include "gpu/hopper/family.h"
 #include "gpu/portable/family.h"
 
 namespace mlacheck::gpu {
@@ -14,13 +15,15 @@ const Family& family(FamilyId id) {
   switch (id) {
     case FamilyId::portable: return portable::family();
     case FamilyId::mma: return fast::family();
+    case FamilyId::hopper: return hopper::family();
   }
   // A FamilyId outside the enum: a programming error, refused, never another family's kernels.
   throw std::logic_error("gpu: unknown kernel family " + std::to_string(static_cast<int>(id)));
 }
 
 std::span<const Family* const> families() {
-  static const std::array<const Family*, 2> all{&family(FamilyId::portable), &family(FamilyId::mma)};
+  static const std::array<const Family*, 3> all{&family(FamilyId::portable), &family(FamilyId::mma),
+                                                &family(FamilyId::hopper)};
   return all;
 }
 
@@ -45,6 +48,8 @@ std::optional<std::string> not_built_here(const Family& f) {
            "; this build's GPU runtime is AMD's (MLACHECK_GPU=" + backend + ")";
 #endif
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
+  if (!f.build_requirement.empty())
+    return "family " + std::string(f.name) + " needs " + std::string(f.build_requirement);
   throw std::logic_error("gpu: family " + std::string(f.name) + " is built here but has no launcher");
 #else
   return "built without a GPU runtime (MLACHECK_GPU=" + backend + ")";

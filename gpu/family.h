@@ -23,7 +23,7 @@ struct Strategy;
 struct Tunables;
 enum class Schedule : uint8_t;
 
-enum class FamilyId : uint8_t { portable, mma };
+enum class FamilyId : uint8_t { portable, mma, hopper };
 
 // The vendors whose GPUs a family's kernels are compiled for (cmake/MlacheckGpu.cmake compiles a
 // family's device sources only for these; `mlacheck list` prints them).
@@ -59,6 +59,9 @@ struct Family {
   // `multiprocessors` SMs / CUs; the emulated reference must run the same plan.
   problem::SplitPlan (*split_plan)(const Strategy& s, const BatchShape& shape,
                                    int multiprocessors) = nullptr;
+  // What a build of the right vendor must also have for the family's kernels, in words ("" for
+  // nothing more), for not_built_here.
+  std::string_view build_requirement;
   // nullptr when this build has not compiled the family's kernels (see built_here).
   Launcher launcher = nullptr;
 };

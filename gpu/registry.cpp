@@ -7,6 +7,7 @@
 #include "gpu/availability.h"
 #include "gpu/common/config.h"
 #include "gpu/fast/config.h"
+#include "gpu/hopper/config.h"
 #include "gpu/portable/config.h"
 #include "gpu/workspace.h"
 #include "quant/formats.h"
@@ -38,6 +39,11 @@ constexpr Tunables kFastPersistent{0, 0, false, fast::kTileKeys};
 constexpr std::string_view kWhyPersistent =
     "warps, tile, stages: data/tunables/fast.def; chunk per batch: gpu/fast/split_rule.h";
 
+constexpr Tunables kHopper{0, 0, true, hopper::kTileKeys};
+constexpr std::string_view kWhyHopper =
+    "first version, not tuned: one warpgroup, 64-key tiles, 2 stages (gpu/hopper/config.h); splits: "
+    "the mma family's wave model with this tile";
+
 constexpr Row kTable[] = {
     {"a16w16", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
     {"a16w16", Schedule::split_k, FamilyId::portable, {portable::kThreads, 32}, kWhySplit},
@@ -67,6 +73,7 @@ constexpr Row kTable[] = {
     {"a16w4", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
     {"a4w4", Schedule::split_k, FamilyId::mma, kFast, kWhyFast},
     {"a4w4", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
+    {"a16w16", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopper},
 };
 
 std::vector<Strategy> build_table() {

@@ -48,6 +48,7 @@ const Family& family() {
       Vendors{true, true},
       &supports,
       &split_plan,
+      "",
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
       &launch,
 #else

@@ -3,8 +3,8 @@
 // Accumulate Instructions"): four warps (one warpgroup, 128 threads) compute D (64 x N, float32)
 // += A (64 x K) · Bᵀ (N x K), both operands read from shared memory through 64-bit matrix
 // descriptors, issued asynchronously and completed by wgmma.commit_group / wait_group. The layer
-// the Hopper family (issue 10) is built on; sm_90a only (the "a" features: the build compiles the
-// files that include this for sm_90a alone, gpu/CMakeLists.txt mlacheck_gpu_sm90a).
+// the Hopper family (issue 10) is built on; sm_90a only (the "a" features: gpu/CMakeLists.txt
+// compiles the files that include this only where CMAKE_CUDA_ARCHITECTURES holds 90a).
 //
 // Shared-memory layout, no swizzle ("canonical" K-major layout, PTX "Shared Memory Matrix
 // Layout"): the operand is cut into core matrices of 8 rows x 16 bytes (8 bf16), each stored as

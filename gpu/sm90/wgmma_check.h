@@ -1,5 +1,5 @@
 #pragma once
-// Runtime builds for NVIDIA only: the device side of tests/gpu/wgmma_test.cpp (gpu/sm90/wgmma.h).
+// NVIDIA builds for sm_90a only (MLACHECK_HAVE_SM90A): the device side of tests/gpu/wgmma_test.cpp (gpu/sm90/wgmma.h).
 #include <cstdint>
 #include <vector>
 

@@ -1,4 +1,4 @@
-// sm_90a only (gpu/CMakeLists.txt: mlacheck_gpu_sm90a): the warpgroup product of gpu/sm90/wgmma.h
+// sm_90a builds only (gpu/CMakeLists.txt: compiled where CMAKE_CUDA_ARCHITECTURES holds 90a): the warpgroup product of gpu/sm90/wgmma.h
 // on the device, for tests/gpu/wgmma_test.cpp. One warpgroup: the operands are copied into shared
 // memory in the no-swizzle K-major layout (poisoned first), K / 16 products accumulate into one
 // 64 x 64 tile, each thread writes its fragment back by get_i / get_j.

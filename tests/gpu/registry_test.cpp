@@ -11,6 +11,7 @@
 #include "gpu/family.h"
 #include "gpu/fast/instances.h"
 #include "gpu/fast/split_rule.h"
+#include "gpu/hopper/instances.h"
 #include "gpu/portable/instances.h"
 #include "gpu/registry.h"
 #include "gpu/workspace.h"
@@ -20,6 +21,12 @@
 
 namespace mlacheck::gpu {
 namespace {
+
+#if defined(MLACHECK_HAVE_SM90A)
+constexpr bool kBuiltForSm90a = true;
+#else
+constexpr bool kBuiltForSm90a = false;
+#endif
 
 problem::KvCache cache_of(problem::KvFormat f, int64_t rows) {
   problem::KvCache c;
@@ -45,7 +52,12 @@ TEST(GpuRegistry, EveryRecipeHasBothSchedulesAndNamesFollowTheGrammar) {
       EXPECT_EQ(s.recipe.softmax_tile, problem::find_recipe(s.recipe.name)->softmax_tile) << s.name;
     }
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
-    EXPECT_EQ(not_built_here(*s.family), std::nullopt) << s.name;
+    // Every family is built where its vendor's runtime is, the hopper family where sm_90a is too.
+    if (s.family->id != FamilyId::hopper || kBuiltForSm90a) {
+      EXPECT_EQ(not_built_here(*s.family), std::nullopt) << s.name;
+    } else {
+      EXPECT_TRUE(not_built_here(*s.family).has_value()) << s.name;
+    }
 #else
     EXPECT_EQ(s.family->launcher, nullptr) << s.name;
     EXPECT_TRUE(not_built_here(*s.family).has_value()) << s.name;
@@ -114,6 +126,9 @@ TEST(GpuRegistry, EveryEntryHasAKernelInstanceAndSupportsItsOwnCache) {
       case FamilyId::mma:
         EXPECT_TRUE(fast::find_instance(s.recipe).has_value()) << s.name;
         break;
+      case FamilyId::hopper:
+        EXPECT_TRUE(hopper::find_instance(s.recipe).has_value()) << s.name;
+        break;
     }
     problem::KvCache cache = cache_of(s.recipe.kv, batch.cache_rows());
     cache.fp8_format = s.recipe.fp8;
@@ -147,9 +162,11 @@ TEST(GpuRegistry, UnsupportedIsAnExplicitAnswer) {
 // family's; an id outside the enum is refused, never mapped to a family.
 TEST(GpuRegistry, EveryRowNamesAFamilyOfTheTable) {
   const auto all = families();
-  ASSERT_EQ(all.size(), 2u);
+  ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0]->id, FamilyId::portable);
   EXPECT_EQ(all[1]->id, FamilyId::mma);
+  EXPECT_EQ(all[2]->id, FamilyId::hopper);
+  EXPECT_FALSE(all[2]->vendors.amd) << "the hopper family is NVIDIA-only";
   for (const Family* f : all) {
     EXPECT_EQ(&family(f->id), f);
     EXPECT_FALSE(f->summary.empty()) << f->name;

@@ -4,7 +4,7 @@
 // sum_k |a_k b_k|; a wrong descriptor (start, LBO, SBO), a wrong K step or a wrong fragment
 // mapping (get_i / get_j) gives errors of the order of |exact| or leaves the NaN poison in D.
 // Skips without a usable GPU, on a device that is not compute capability 9.0, and in builds
-// without the sm_90a library.
+// without sm_90a code.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,7 +26,7 @@ namespace {
 TEST(GpuWgmma, Bf16ProductMatchesDoubleReference) {
   if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
 #if !defined(MLACHECK_HAVE_SM90A)
-  GTEST_SKIP() << "this build has no sm_90a library (the NVIDIA backend builds it)";
+  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
 #else
   if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
   std::mt19937 rng(20261202u);
@@ -70,7 +70,7 @@ TEST(GpuWgmma, Bf16ProductMatchesDoubleReference) {
 TEST(GpuWgmma, DecodeTileProductsMatchDoubleReference) {
   if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
 #if !defined(MLACHECK_HAVE_SM90A)
-  GTEST_SKIP() << "this build has no sm_90a library (the NVIDIA backend builds it)";
+  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
 #else
   if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
   std::mt19937 rng(20261203u);

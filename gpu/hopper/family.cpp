@@ -1,0 +1,64 @@
+// The Hopper family (gpu/family.h): NVIDIA sm_90a's warpgroup MMA (gpu/sm90/wgmma.h) for both
+// products, reading one shared tile of cache rows per 64 keys; NVIDIA only.
+#include "gpu/hopper/family.h"
+
+#include <string>
+
+#include "gpu/availability.h"
+#include "gpu/family.h"
+#include "gpu/fast/split_rule.h"
+#include "gpu/hopper/config.h"
+#include "gpu/hopper/instances.h"
+#include "gpu/hopper/launch.h"
+#include "gpu/registry.h"
+
+namespace mlacheck::gpu::hopper {
+namespace {
+
+std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
+  using std::to_string;
+  const problem::Recipe& r = s.recipe;
+  if (!find_instance(r))
+    return "no hopper kernel instance for KV " + std::string(problem::to_string(r.kv)) + " x P " +
+           std::string(problem::to_string(r.p)) + " x softmax base " +
+           std::string(problem::to_string(r.base)) + " (gpu/hopper/instances.h: bf16 KV, bf16 P so far)";
+  if (r.q != problem::QFormat::bf16) return "the hopper kernel reads a bf16 Q (no Q quantization yet)";
+  if (r.softmax_tile != kTileKeys)
+    return "the hopper kernel's softmax step is its tile of " + to_string(kTileKeys) + " keys";
+  if (s.schedule != Schedule::split_k) return "the hopper kernel runs split-K only (so far)";
+  if (const auto cc = device_compute_capability(); cc && *cc != 90)
+    return "the hopper kernels are sm_90a code; this GPU is compute capability " +
+           to_string(*cc / 10) + "." + to_string(*cc % 10);
+  return std::nullopt;
+}
+
+// The mma family's wave model (gpu/fast/split_rule.h) with this family's tile.
+problem::SplitPlan split_plan(const Strategy& s, const BatchShape& shape, int multiprocessors) {
+  if (s.schedule != Schedule::split_k) return {};
+  const fast::SplitRule rule{multiprocessors, kTileKeys, kBlockOverheadTiles, kMaxSplits, 0};
+  return problem::SplitPlan::uniform(
+      s.tunables.split_rule ? fast::split_count(rule, shape.num_requests, shape.max_kv_len)
+                            : s.tunables.splits);
+}
+
+}  // namespace
+
+const Family& family() {
+  static const Family f{
+      FamilyId::hopper,
+      "hopper",
+      "NVIDIA sm_90a: warpgroup MMA for both products on one shared tile of cache rows",
+      Vendors{true, false},
+      &supports,
+      &split_plan,
+      "a build for sm_90a (CMAKE_CUDA_ARCHITECTURES holding 90a, the default)",
+#if defined(MLACHECK_HAVE_SM90A)
+      &launch,
+#else
+      nullptr,
+#endif
+  };
+  return f;
+}
+
+}  // namespace mlacheck::gpu::hopper

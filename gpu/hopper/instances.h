@@ -1,0 +1,24 @@
+#pragma once
+// The Hopper family's compiled attention instances (gpu/common/instance.h): bf16 KV with bf16 P so
+// far, the products reading the cache rows as stored. Plain C++: the family's supports() asks it;
+// gpu/hopper/attention.hip instantiates each row.
+#include <array>
+#include <cstddef>
+#include <optional>
+
+#include "gpu/common/instance.h"
+#include "problem/recipe.h"
+
+namespace mlacheck::gpu::hopper {
+
+using common::Instance;
+
+inline constexpr std::array kInstances{
+    Instance{problem::KvFormat::bf16, problem::PFormat::bf16, problem::SoftmaxBase::e},  // a16w16
+};
+
+constexpr std::optional<std::size_t> find_instance(const problem::Recipe& r) {
+  return common::find_instance(kInstances, r);
+}
+
+}  // namespace mlacheck::gpu::hopper

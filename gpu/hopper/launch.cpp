@@ -1,0 +1,43 @@
+// The launcher of the Hopper strategies: the kernel's own requirements, then the shared steps of
+// common::queue_decode. Plain C++, compiled in every build; only NVIDIA builds link it in
+// (gpu/hopper/family.cpp).
+#include "gpu/hopper/launch.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "gpu/common/decode_steps.h"
+#include "gpu/hopper/config.h"
+#include "gpu/hopper/family.h"
+#include "gpu/hopper/instances.h"
+#include "gpu/hopper/kernels.h"
+
+namespace mlacheck::gpu::hopper {
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("hopper decode launch: " + what);
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+}  // namespace
+
+void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
+  const problem::Recipe& r = s.recipe;
+  require(r.softmax_tile == kTileKeys, "the kernel's softmax step is its tile of " +
+                                           std::to_string(kTileKeys) + " keys");
+  require(r.q == problem::QFormat::bf16, "the kernel reads a bf16 Q");
+  require(s.schedule == Schedule::split_k, "the kernel runs split-K (one split is a single pass)");
+  const auto instance = find_instance(r);
+  require(instance.has_value(), "no kernel instance for recipe " + std::string(r.name));
+  require(p.multiprocessors >= 1, "multiprocessors (the device's SM count) must be set");
+  // 16-byte copies of Q and of every 1152-byte cache row.
+  require(aligned16(p.kv_bf16) && aligned16(p.q), "Q and the KV cache must be 16-byte aligned");
+  const problem::SplitPlan plan =
+      family().split_plan(s, {p.num_requests, p.max_kv_len, p.total_kv}, p.multiprocessors);
+  common::queue_decode(r, *instance, plan, 0, p, stream, &launch_attention);
+}
+
+}  // namespace mlacheck::gpu::hopper
