@@ -28,6 +28,7 @@
 #   verify-ragged.log mlacheck verify on data/cases/ragged.txt (MLACHECK_DEVICE_RAGGED=0 skips it)
 #   example.log      examples/torch_decode.py on the committed golden files, through compare
 #                    (MLACHECK_DEVICE_EXAMPLE=0 skips it); MLACHECK_DEVICE_BENCH=0 skips the benches
+#   all.tgz          MLACHECK_DEVICE_PACK=1: every file above in one archive (beside summary.txt)
 # Environment: MLACHECK_DEVICE_STRATEGIES (a strategy glob, default '*') narrows verify, memcheck
 # and bench (MLACHECK_DEVICE_BENCH_STRATEGIES, when set, narrows bench alone); MLACHECK_DEVICE_TESTS (a gtest filter, default 'Gpu*') narrows the selftest;
 # MLACHECK_DEVICE_PROFILE="STRATEGY@CASE ..." adds profile.log: Nsight Compute's speed-of-light,
@@ -162,4 +163,11 @@ fi
 
 echo "== summary"
 cat "$summary"
+# MLACHECK_DEVICE_PACK=1: everything under $out in one archive beside summary.txt (the lent
+# machine hands back at most 8 files).
+if [[ "${MLACHECK_DEVICE_PACK:-0}" == 1 ]]; then
+  packed=$(mktemp /tmp/device-check-XXXXXX.tgz)
+  tar czf "$packed" -C "$out" . && mv "$packed" "$out/all.tgz"
+  find "$out" -mindepth 1 ! -name all.tgz ! -name summary.txt -delete
+fi
 exit $status
