@@ -163,11 +163,13 @@ fi
 
 echo "== summary"
 cat "$summary"
-# MLACHECK_DEVICE_PACK=1: everything under $out in one archive beside summary.txt (the lent
-# machine hands back at most 8 files).
+# MLACHECK_DEVICE_PACK=1: the logs and reports under $out in one archive beside summary.txt (the
+# lent machine hands back at most 8 files, 16 MiB each): golden and output files (.safetensors,
+# drift's captures) stay out of it, and a caller's console*.log in $out (still being written) is
+# left where it is.
 if [[ "${MLACHECK_DEVICE_PACK:-0}" == 1 ]]; then
   packed=$(mktemp /tmp/device-check-XXXXXX.tgz)
-  tar czf "$packed" -C "$out" . && mv "$packed" "$out/all.tgz"
-  find "$out" -mindepth 1 ! -name all.tgz ! -name summary.txt -delete
+  tar czf "$packed" -C "$out" --exclude='*.safetensors' --exclude='console*.log' . && mv "$packed" "$out/all.tgz"
+  find "$out" -mindepth 1 ! -name all.tgz ! -name summary.txt ! -name 'console*.log' -delete
 fi
 exit $status
