@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +11,7 @@
 
 #include "cli/golden_case.h"
 #include "cli/gpu_cases.h"
+#include "cli/workspace_partials.h"
 #include "gpu/availability.h"
 #include "gpu/workspace.h"
 #include "io/golden.h"
@@ -31,16 +30,6 @@ using problem::kNumHeads;
 using problem::kQkDim;
 using problem::kVDim;
 namespace it = io::golden::intermediate;
-
-// `count` values of T at byte `offset` of the downloaded workspace.
-template <class T>
-std::vector<T> region(const std::vector<unsigned char>& workspace, std::size_t offset, std::size_t count) {
-  if (offset == gpu::WorkspaceLayout::kAbsent || offset + count * sizeof(T) > workspace.size())
-    throw std::logic_error("drift capture: a workspace region is missing or out of bounds");
-  std::vector<T> out(count);
-  std::memcpy(out.data(), workspace.data() + offset, count * sizeof(T));
-  return out;
-}
 
 template <class T>
 void add(io::SafetensorsWriter& w, std::string_view name, io::DType dtype, std::vector<int64_t> shape,
@@ -100,66 +89,22 @@ CapturedRun capture_strategy(const ref::CaseSpec& spec, const gpu::Strategy& s,
       break;
     case problem::QFormat::mxfp4_dynamic:
       add(out, it::q_mxfp4, io::DType::U8, {tokens, kNumHeads, problem::kMxfp4RowBytes},
-          region<uint8_t>(r.workspace, w.q_codes, rows * problem::kMxfp4RowBytes));
+          workspace_region<uint8_t>(r.workspace, w.q_codes, rows * problem::kMxfp4RowBytes));
       add(out, it::q_mxfp4_scale, io::DType::U8, {tokens, kNumHeads, problem::kMxfp4RowScales},
-          region<uint8_t>(r.workspace, w.q_block_scales, rows * problem::kMxfp4RowScales));
+          workspace_region<uint8_t>(r.workspace, w.q_block_scales, rows * problem::kMxfp4RowScales));
       break;
     default:
       add(out, it::q_fp8, io::DType::U8, {tokens, kNumHeads, kQkDim},
-          region<uint8_t>(r.workspace, w.q_codes, rows * kQkDim));
+          workspace_region<uint8_t>(r.workspace, w.q_codes, rows * kQkDim));
       if (w.q_scale != gpu::WorkspaceLayout::kAbsent)
-        add(out, it::q_scale, io::DType::F32, {1}, region<float>(r.workspace, w.q_scale, 1));
+        add(out, it::q_scale, io::DType::F32, {1}, workspace_region<float>(r.workspace, w.q_scale, 1));
   }
 
-  // The split partials as [T, S, 16, 512] and [T, S, 16] (natural log), S the most splits a request
-  // gets; the kernel keeps them per request for a chunked plan (rows part_start[b] + i·S_b + s)
-  // and its LSEs in the recipe's softmax base.
+  // The split partials in the schema's layout (cli/workspace_partials.h).
   if (plan.split_k()) {
-    const int64_t B = batch.num_requests();
-    std::vector<int64_t> split_count(static_cast<std::size_t>(B)), first_row(static_cast<std::size_t>(B));
-    int64_t S = plan.num_splits, stored_rows = tokens * plan.num_splits;
-    if (plan.chunk_keys > 0) {
-      const auto item = region<int32_t>(r.workspace, w.item_start, static_cast<std::size_t>(B) + 1);
-      const auto part = region<int64_t>(r.workspace, w.part_start, static_cast<std::size_t>(B) + 1);
-      S = 0;
-      for (int64_t b = 0; b < B; ++b) {
-        split_count[static_cast<std::size_t>(b)] = item[b + 1] - item[b];
-        first_row[static_cast<std::size_t>(b)] = part[b];
-        S = std::max(S, split_count[static_cast<std::size_t>(b)]);
-      }
-      stored_rows = part[B];
-    } else {
-      for (int64_t b = 0; b < B; ++b) {
-        split_count[static_cast<std::size_t>(b)] = S;
-        first_row[static_cast<std::size_t>(b)] = batch.qo_indptr()[b] * S;
-      }
-    }
-    const auto po = region<float>(r.workspace, w.part_o,
-                                  static_cast<std::size_t>(stored_rows) * kNumHeads * kVDim);
-    const auto pl = region<float>(r.workspace, w.part_lse, static_cast<std::size_t>(stored_rows) * kNumHeads);
-    const auto slots = static_cast<std::size_t>(tokens * S);
-    std::vector<float> partial_out(slots * kNumHeads * kVDim, 0.0f);
-    std::vector<float> partial_lse(slots * kNumHeads, -std::numeric_limits<float>::infinity());
-    const bool base2 = s.recipe.base == problem::SoftmaxBase::two;
-    constexpr double kLn2 = 0.69314718055994530942;
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t i = 0; i < batch.q_len(b); ++i) {
-        const int64_t t = batch.qo_indptr()[b] + i;
-        const int64_t sb = split_count[static_cast<std::size_t>(b)];
-        for (int64_t sp = 0; sp < sb; ++sp) {
-          const int64_t row = first_row[static_cast<std::size_t>(b)] + i * sb + sp;
-          const auto slot = static_cast<std::size_t>(t * S + sp);
-          std::copy_n(po.begin() + row * kNumHeads * kVDim, kNumHeads * kVDim,
-                      partial_out.begin() + static_cast<std::ptrdiff_t>(slot * kNumHeads * kVDim));
-          for (int h = 0; h < kNumHeads; ++h) {
-            const float l = pl[static_cast<std::size_t>(row * kNumHeads + h)];
-            partial_lse[slot * kNumHeads + h] =
-                base2 && std::isfinite(l) ? static_cast<float>(l * kLn2) : l;
-          }
-        }
-      }
-    add(out, it::partial_out, io::DType::F32, {tokens, S, kNumHeads, kVDim}, partial_out);
-    add(out, it::partial_lse, io::DType::F32, {tokens, S, kNumHeads}, partial_lse);
+    const SchemaPartials p = schema_partials(batch, plan, w, r.workspace, s.recipe.base == problem::SoftmaxBase::two);
+    add(out, it::partial_out, io::DType::F32, {tokens, p.splits, kNumHeads, kVDim}, p.out);
+    add(out, it::partial_lse, io::DType::F32, {tokens, p.splits, kNumHeads}, p.lse);
   }
 
   std::filesystem::create_directories(folder);
