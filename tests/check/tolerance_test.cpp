@@ -66,7 +66,14 @@ TEST(CheckTolerance, TotalBoundIsBelowOneForEveryRecipeOnHarnessData) {
     ASSERT_TRUE(b.has_row_bound);
     EXPECT_LT(b.row_rel_rms[0], 0.7) << r.name;
     EXPECT_GT(b.row_rel_rms[0], 0.0) << r.name;
-    EXPECT_EQ(b.row_abs[0], 0.0) << r.name << ": no P underflow with harness scores";
+    // No P underflow floor with harness scores; fp8 caches add only their flush floor, h x the
+    // per-tensor scale (~2e-7 of max|KV|, far below any wrong answer's error).
+    if (r.kv == problem::KvFormat::fp8) {
+      EXPECT_GT(b.row_abs[0], 0.0) << r.name;
+      EXPECT_LT(b.row_abs[0], 1e-5 * h.data.kv_abs_max) << r.name;
+    } else {
+      EXPECT_EQ(b.row_abs[0], 0.0) << r.name << ": no P underflow with harness scores";
+    }
   }
 }
 
