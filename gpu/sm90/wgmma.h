@@ -28,7 +28,9 @@
 namespace mlacheck::gpu::sm90 {
 
 inline constexpr int kWarpgroupThreads = 128;
+inline constexpr int kWarpgroupWarps = kWarpgroupThreads / kWarpSize;  // 4: each owns 16 rows of D
 inline constexpr int kWgM = 64;   // rows of A and D per warpgroup product
+static_assert(kWarpgroupWarps * 16 == kWgM, "a warpgroup is 4 warps of 32 lanes, 16 rows of D each");
 inline constexpr int kWgK16 = 16; // K of one 16-bit product
 inline constexpr int kCoreRows = 8;
 inline constexpr int kCoreBytes = 128;  // 8 rows x 16 bytes
@@ -62,7 +64,7 @@ struct WgTileC64x64 {
   float x[ne];
   static __device__ __forceinline__ int get_i(int l) {
     const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-    const int warp = static_cast<int>(threadIdx.x) / kWarpSize % 4;
+    const int warp = static_cast<int>(threadIdx.x) / kWarpSize % kWarpgroupWarps;
     return 16 * warp + lane / 4 + 8 * ((l / 2) % 2);
   }
   static __device__ __forceinline__ int get_j(int l) {
