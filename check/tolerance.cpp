@@ -560,12 +560,15 @@ Bound kernel_bound(const problem::Recipe& recipe, const DataScale& data,
 //   With fp8 P on data of small score range every P rounds to 1 and this is the whole effect.
 // - Split partials stored in bf16 (Recipe::partial): partial s is rounded by <= eps(bf16) of its
 //   value; its share of the output, sum over its keys of w_j v_j, has a square summed over the
-//   splits of <= pv_spread^2 + o^2 (random-sign terms add per key; a common mean adds up to o^2
-//   at most), so sqrt(2) eps(bf16) sqrt(pv_spread^2 + o^2).
+//   splits of <= pv_spread_all^2 + o^2 (random-sign terms add per key; a common mean adds up to
+//   o^2 at most), so sqrt(2) eps(bf16) sqrt(pv_spread_all^2 + o^2). The keys at the row max count
+//   here (pv_spread_all, pv_abs_all): a partial rounds their share too. They are the whole row
+//   when Q is coded so coarsely that every score ties (a8w8-cast on small Q: RefProperty drew a
+//   row whose non-max keys held a fifth of |o|, and 2 eps(bf16) of that was below one ulp).
 // z (the element tail factor) turns the standard deviations into a bound over every element.
 // When a few keys carry the weight (peaked rows), z sqrt 2 standard deviations exceed what the
 // errors can add up to at all; the worst case, every per-key error at its largest and aligned,
-// is then the smaller: E (pv_abs + |o|) + 2 p_underflow_abs (+ 2 eps(bf16) pv_abs for bf16
+// is then the smaller: E (pv_abs + |o|) + 2 p_underflow_abs (+ 2 eps(bf16) pv_abs_all for bf16
 // partials), with E = 2 eps(P) where a midpoint lies in reach, else the shared-code term alone
 // (pv_abs = sum_j w_j |v_j|; |o| covers kernels that sum l from rounded P). The bound takes the
 // smaller of the two per element.
@@ -574,6 +577,7 @@ Bound schedule_free_bound(const problem::Recipe& recipe, const DataScale& data,
   const auto n_elem = static_cast<std::size_t>(layout.elements());
   if (sens.pv_spread.size() != n_elem || sens.p_underflow.size() != n_elem ||
       sens.pv_abs.size() != n_elem || sens.p_underflow_abs.size() != n_elem ||
+      sens.pv_spread_all.size() != n_elem || sens.pv_abs_all.size() != n_elem ||
       sens.emulated.size() != n_elem || sens.score_range.size() != n_elem / kRowLen)
     throw std::invalid_argument(fmt::format(
         "schedule_free_bound: sensitivity has {} / {} / {} values, the layout {} elements",
@@ -628,12 +632,14 @@ Bound schedule_free_bound(const problem::Recipe& recipe, const DataScale& data,
     for (std::size_t i = row * kRowLen; i < (row + 1) * kRowLen; ++i) {
       const double spread = sens.pv_spread[i], o = std::fabs(sens.emulated[i]);
       const double with_mean = std::sqrt(spread * spread + o * o);
+      const double spread_all = sens.pv_spread_all[i];
+      const double all_with_mean = std::sqrt(spread_all * spread_all + o * o);
       const double gaussian =
           z * std::sqrt(2.0) *
           (eps_ind * spread + sens.p_underflow[i] + eps_group * with_mean +
-           (partials ? eps_partial * with_mean : 0.0));
+           (partials ? eps_partial * all_with_mean : 0.0));
       const double worst = per_key_worst * (sens.pv_abs[i] + o) + 2 * sens.p_underflow_abs[i] +
-                           (partials ? 2 * eps_partial * sens.pv_abs[i] : 0.0);
+                           (partials ? 2 * eps_partial * sens.pv_abs_all[i] : 0.0);
       const double extra = std::min(gaussian, worst);
       b.elem_extra[i] = static_cast<float>(extra);
       worst_p = std::max(worst_p, extra);

@@ -109,6 +109,7 @@ double flip_noise(const DataScale& data, const OutputLayout& layout);
 // (ref/decode_emulated.h EmulationOptions::sensitivity); each span has layout.elements() values.
 struct WeightSensitivity {
   std::span<const float> pv_spread, pv_abs, p_underflow, p_underflow_abs;  // [T, 16, 512]
+  std::span<const float> pv_spread_all, pv_abs_all;                        // [T, 16, 512]
   std::span<const float> score_range;                                     // [T, 16]
   std::span<const float> emulated;  // the single-pass emulated output, widened
 };

@@ -242,7 +242,7 @@ ScheduleFree schedule_free(const problem::Batch& batch, std::span<const uint16_t
   const ref::EmulatedResult& e = f.emulation;
   f.bound = check::schedule_free_bound(recipe, data, layout,
                                        {e.pv_spread, e.pv_abs, e.p_underflow, e.p_underflow_abs,
-                                        e.score_range, widened});
+                                        e.pv_spread_all, e.pv_abs_all, e.score_range, widened});
   return f;
 }
 

@@ -30,7 +30,7 @@ uint64_t golden_case_bytes(const CaseSize& size, std::size_t recipes, HeldCaches
 // What compare / drift / identify hold: q, kv and the caches the recipe reads, and up to
 // kJudgingOutputs float32 [T, 16, 512] arrays (the exact reference, the kernel's output, the
 // emulation, its sensitivity terms and per-element bounds).
-inline constexpr uint64_t kJudgingOutputs = 8;
+inline constexpr uint64_t kJudgingOutputs = 10;
 uint64_t judging_bytes(const CaseSize& size, bool fp8_cache, bool mxfp4_cache);
 
 // Headroom for the decoders' per-thread buffers, the writer's header and chunks (a derived cache is

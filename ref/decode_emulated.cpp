@@ -53,6 +53,8 @@ struct QueryOut {
   float* spread_abs = nullptr;     // [16, 512]
   float* underflow = nullptr;      // [16, 512]
   float* underflow_abs = nullptr;  // [16, 512]
+  float* spread_all = nullptr;     // [16, 512]
+  float* abs_all = nullptr;        // [16, 512]
   float* score_range = nullptr;    // [16]
   float* flip = nullptr;           // [16, 512]
 };
@@ -68,6 +70,10 @@ struct Workspace {
   // min(h, P)^2 v^2 and min(h, P) |v|; the unrounded P of the current step
   std::vector<float> p2v2, p2v, p2, pv_abs, under, under_abs, p_raw;
   std::vector<float> w2, w1, u2, u1;  // the per-key weights of those sums [n, 16]
+  // The same three sums over the keys at the row max (P = 1: unweighted), and how many there are
+  // per head: with them the sums cover every key, as a split partial's rounding does.
+  std::vector<float> max_v2, max_v, max_abs;  // [16, 512]
+  float max_keys[kNumHeads];
   std::vector<float> flip_w, flip_acc;  // p_flips: step sizes [n, 16], their sum against |V|
   std::vector<float> part_flip;         // [splits, 16, 512]
   std::vector<float> v_sq, v_abs;     // [chunk, 512] V^2 and |V| of the keys of one chunk
@@ -135,7 +141,10 @@ void accumulate_sensitivity(const Context& c, int64_t b, int64_t t0, int64_t n, 
   bool any_under = false;
   for (std::size_t i = 0; i < nh; ++i) {
     const float raw = ws.p_raw[i];
-    if (raw == 1.0f) continue;
+    if (raw == 1.0f) {
+      ws.max_keys[i % kNumHeads] += 1;
+      continue;
+    }
     const float p = ws.s[i];
     ws.w2[i] = p * p;
     ws.w1[i] = p;
@@ -161,6 +170,16 @@ void accumulate_sensitivity(const Context& c, int64_t b, int64_t t0, int64_t n, 
         v[d] *= scale;
         ws.v_sq[j * kVDim + d] = v[d] * v[d];
         ws.v_abs[j * kVDim + d] = std::fabs(v[d]);
+      }
+      // Keys at the row max, unweighted (usually one per head: a loop is cheaper than a product).
+      for (int h = 0; h < kNumHeads; ++h) {
+        if (ws.p_raw[static_cast<std::size_t>(j0 + j) * kNumHeads + h] != 1.0f) continue;
+        float *v2 = &ws.max_v2[h * kVDim], *v1 = &ws.max_v[h * kVDim], *va = &ws.max_abs[h * kVDim];
+        for (int d = 0; d < kVDim; ++d) {
+          v2[d] += ws.v_sq[j * kVDim + d];
+          v1[d] += v[d];
+          va[d] += ws.v_abs[j * kVDim + d];
+        }
       }
     }
     const auto gemm = [&](const std::vector<float>& w, const std::vector<float>& rhs,
@@ -191,6 +210,11 @@ void finish_sensitivity(const Context& c, const Workspace& ws, const float* l, c
       q.spread_abs[i] = static_cast<float>(ws.pv_abs[i] / lh);
       q.underflow[i] = static_cast<float>(std::sqrt(static_cast<double>(ws.under[i])) / lh);
       q.underflow_abs[i] = static_cast<float>(ws.under_abs[i] / lh);
+      const double plain_all = plain + ws.max_v2[i];
+      const double centred_all = plain_all - 2 * o * (ws.p2v[i] + ws.max_v[i]) +
+                                 o * o * (ws.p2[h] + ws.max_keys[h]);
+      q.spread_all[i] = static_cast<float>(std::sqrt(std::max({plain_all, centred_all, 0.0})) / lh);
+      q.abs_all[i] = static_cast<float>((ws.pv_abs[i] + ws.max_abs[i]) / lh);
     }
 }
 
@@ -256,6 +280,10 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
     ws.pv_abs.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
     ws.under_abs.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
     ws.p2.assign(kNumHeads, 0.0f);
+    ws.max_v2.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
+    ws.max_v.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
+    ws.max_abs.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
+    std::fill(ws.max_keys, ws.max_keys + kNumHeads, 0.0f);
   }
   for (int64_t t0 = a; t0 < end; t0 += step) {
     const int64_t n = std::min(t0 + step, end) - t0;
@@ -512,6 +540,8 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
     r.p_underflow.assign(T * row_values, 0.0f);
     r.pv_abs.assign(T * row_values, 0.0f);
     r.p_underflow_abs.assign(T * row_values, 0.0f);
+    r.pv_spread_all.assign(T * row_values, 0.0f);
+    r.pv_abs_all.assign(T * row_values, 0.0f);
     r.score_range.assign(T * kNumHeads, 0.0f);
   }
   if (options.p_flips) r.p_flip.assign(T * row_values, 0.0f);
@@ -548,6 +578,8 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
           qo.spread_abs = r.pv_abs.data() + row * row_values;
           qo.underflow = r.p_underflow.data() + row * row_values;
           qo.underflow_abs = r.p_underflow_abs.data() + row * row_values;
+          qo.spread_all = r.pv_spread_all.data() + row * row_values;
+          qo.abs_all = r.pv_abs_all.data() + row * row_values;
           qo.score_range = r.score_range.data() + row * kNumHeads;
         }
         if (options.p_flips) qo.flip = r.p_flip.data() + row * row_values;

@@ -82,9 +82,12 @@ struct EmulatedResult {
   //   pv_abs          = sum_j w_j |v_jd|
   //   p_underflow     = sqrt(sum_{j in U} min(h, P_j)^2 v_jd^2) / l
   //   p_underflow_abs = sum_{j in U} min(h, P_j) |v_jd| / l
+  //   pv_spread_all, pv_abs_all: pv_spread and pv_abs over every key, the row max's too (a
+  //                 split partial's rounding scales with all of its keys)
   //   score_range = max_j s_j - min_j s_j per (t, h) [T, 16], natural-log units: every P a
   //                 kernel rounds, against any running max, lies in [e^-range, e^range]
-  std::vector<float> pv_spread, pv_abs, p_underflow, p_underflow_abs, score_range;
+  std::vector<float> pv_spread, pv_abs, p_underflow, p_underflow_abs, pv_spread_all, pv_abs_all,
+      score_range;
   // p_flips, per element: sum over the keys that may flip of (code step) x |v_jd| x (their weight's
   // scale: the later rescalings, 1 / l and the merge weight): what every possible flip together can
   // move the output by, in this schedule.

@@ -154,7 +154,8 @@ RC_GTEST_PROP(RefProperty, SplitKAgreesWithOnePassWithinTheKernelBound, ()) {
   const check::OutputLayout layout = check::OutputLayout::from_batch(in.batch);
   const check::Bound bound = check::schedule_free_bound(
       r, data, layout,
-      {one.pv_spread, one.pv_abs, one.p_underflow, one.p_underflow_abs, one.score_range, one_out});
+      {one.pv_spread, one.pv_abs, one.p_underflow, one.p_underflow_abs, one.pv_spread_all,
+       one.pv_abs_all, one.score_range, one_out});
   const check::Metrics m = check::measure(split_out, one_out, layout, &bound, 3);
   if (!m.pass()) RC_FAIL(check::format_metrics(m, std::to_string(splits) + " splits vs one pass"));
   require_lse_across_schedules(split.lse, one.lse, layout);
