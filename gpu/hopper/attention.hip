@@ -1,17 +1,21 @@
-// The Hopper attention kernel, first version (issue 10): one warpgroup per (request, split) work
+// The Hopper attention kernel (issue 10): one block of two warpgroups per (request, split) work
 // item, all 16 heads, the split's keys in tiles of kTileKeys rows through a two-stage copy ring, both
-// products on warpgroup MMA (gpu/sm90/wgmma.h) reading one shared tile of cache rows:
-//   1. Sᵀ (64 keys x 16 heads) = K Qᵀ: 36 K-major steps of m64n16k16 over the 576 dims;
-//   2. softmax step (ref/decode_emulated.h with softmax_tile = kTileKeys): s = fl32(dot · score
-//      scale), masked keys -inf; m' = max(m, tile max); p = e^(s - m'); l = l·α + Σp (unrounded p);
-//      P rounded to bf16 and stored as the K-major B operand [head][key];
-//   3. Oᵀ (512 dims x 16 heads) = Oᵀ·α + Vᵀ Pᵀ: 8 chunks of 64 dims x 4 transposed-A steps over the
-//      tile's keys, reading the same tile's first 512 dims.
+// products on warpgroup MMA (gpu/sm90/wgmma.h) reading one shared tile of cache rows. The two
+// warpgroups share each tile and halve each product's chain of dependent MMAs:
+//   1. Sᵀ (64 keys x 16 heads) = K Qᵀ: warpgroup w sums dims 288 w .. 288 w + 287 (18 K-major steps
+//      of m64n16k16); the halves meet in shared memory and both warpgroups form S = S₀ + S₁ (the
+//      same bits in both: float addition commutes);
+//   2. softmax step (ref/decode_emulated.h with softmax_tile = kTileKeys), computed by both
+//      warpgroups on the same values: s = fl32(dot · score scale), masked keys -inf; m' = max(m,
+//      tile max); p = e^(s - m'); l = l·α + Σp (unrounded p); P rounded to bf16 and stored, by
+//      each warpgroup for itself, as the K-major B operand [head][key];
+//   3. Oᵀ (512 dims x 16 heads) = Oᵀ·α + Vᵀ Pᵀ: warpgroup w owns value dims 256 w .. 256 w + 255,
+//      4 chunks of 64 dims x 4 transposed-A steps over the tile's keys.
 // A thread's elements of Sᵀ and of every Oᵀ chunk lie in the same four heads (the accumulator's
 // columns), so α and l stay in registers. Every operand value is a bf16 value and every product
 // exact; only the float32 summation order differs from the reference (the kernel bound's delta_acc).
-// Not yet: the producer warp and TMA ring, two consumer warpgroups, fp8 / MXFP4 caches, heads x
-// q_len packed into N (tokens run one after another), the persistent schedule.
+// Not yet: the producer warp and TMA ring, fp8 / MXFP4 caches, heads x q_len packed into N (tokens
+// run one after another), the persistent schedule.
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -39,30 +43,38 @@ using problem::kVDim;
 using Tile = sm90::DecodeTileLayout;
 using Acc = sm90::WgTileC64x16;
 
-static_assert(kThreads == sm90::kWarpgroupThreads && kTileKeys == sm90::kWgM);
-constexpr int kWarps = kThreads / kWarpSize;
-constexpr int kQkSteps = kQkDim / sm90::kWgK16;     // 36
-constexpr int kVChunks = kVDim / sm90::kWgM;        // 8 chunks of 64 value dims
-constexpr int kPvSteps = kTileKeys / sm90::kWgK16;  // 4
+constexpr int kThreads = kWarpgroups * sm90::kWarpgroupThreads;
+static_assert(kTileKeys == sm90::kWgM);
+constexpr int kWarps = sm90::kWarpgroupWarps;                  // per warpgroup
+constexpr int kQkSteps = kQkDim / sm90::kWgK16 / kWarpgroups;  // 18 per warpgroup
+constexpr int kVChunks = kVDim / sm90::kWgM / kWarpgroups;     // 4 chunks of 64 value dims each
+constexpr int kPvSteps = kTileKeys / sm90::kWgK16;             // 4
+static_assert(kQkSteps * sm90::kWgK16 * kWarpgroups == kQkDim &&
+              kVChunks * sm90::kWgM * kWarpgroups == kVDim);
 constexpr float kNegInf = -__builtin_huge_valf();
 
 // Shared memory (bytes, each region 128-byte aligned):
 //   q      Q of the current token in Tile layout (16 rows)
 //   stage  kStages tiles of kTileKeys cache rows in Tile layout
-//   p      P of the tile, [16 heads][64 keys] bf16 in K-major layout (the B operand of Oᵀ)
-//   red    per-warp partial maxima and sums of each head, [kWarps][16] floats each
+//   p      per warpgroup: P of the tile, [16 heads][64 keys] bf16 in K-major layout (Oᵀ's B operand)
+//   half   per warpgroup: its half of Sᵀ, [8 accumulator floats][128 threads] (conflict-free)
+//   red    per warpgroup: per-warp partial maxima and sums of each head, [kWarps][16] floats each
 //   stats  l and m of each head at the end of a split
 constexpr int kQBytes = (kNumHeads / sm90::kCoreRows) * Tile::kGroupBytes;
 constexpr int kStageBytes = (kTileKeys / sm90::kCoreRows) * Tile::kGroupBytes;
 constexpr int kPBytes = kNumHeads * kTileKeys * 2;
+constexpr int kHalfBytes = sm90::kWarpgroupThreads * Acc::ne * 4;
+constexpr int kRedBytes = 2 * kWarps * kNumHeads * 4;
 constexpr int kOffQ = 0;
 constexpr int kOffStage = kOffQ + kQBytes;
 constexpr int kOffP = kOffStage + kStages * kStageBytes;
-constexpr int kOffRed = kOffP + kPBytes;
-constexpr int kOffStats = kOffRed + 2 * kWarps * kNumHeads * 4;
+constexpr int kOffHalf = kOffP + kWarpgroups * kPBytes;
+constexpr int kOffRed = kOffHalf + kWarpgroups * kHalfBytes;
+constexpr int kOffStats = kOffRed + kWarpgroups * kRedBytes;
 constexpr int kSharedBytes = kOffStats + 2 * kNumHeads * 4;
 static_assert(kSharedBytes <= 232448, "the plan exceeds sm_90's 227 KB per block");
-static_assert(kOffStage % 128 == 0 && kOffP % 128 == 0 && kStageBytes % 128 == 0);
+static_assert(kOffStage % 128 == 0 && kOffP % 128 == 0 && kStageBytes % 128 == 0 &&
+              kPBytes % 128 == 0 && kOffHalf % 128 == 0);
 
 __device__ __forceinline__ void copy_16(void* dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
@@ -80,17 +92,22 @@ __device__ __forceinline__ void fence_to_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+// Barrier of one warpgroup's 128 threads (hardware barrier 1 + w; 0 is the block's).
+__device__ __forceinline__ void warpgroup_sync(int warpgroup) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(1 + warpgroup), "n"(sm90::kWarpgroupThreads) : "memory");
+}
+
 // The largest of two scores the reference's way (a NaN second operand is skipped).
 __device__ __forceinline__ float max_of(float a, float b) { return a < b ? b : a; }
 
-// Queues the copies of keys t0 .. t0 + n - 1 into `dst` (rows past n zero-filled): 8 consecutive
-// threads fill one core matrix (8 rows of one 16-byte chunk), so each warp writes 512 contiguous
-// bytes per instruction.
+// Queues the copies of keys t0 .. t0 + n - 1 into `dst` (rows past n zero-filled): consecutive
+// threads copy consecutive 16-byte chunks of a row, so a warp reads 512 contiguous bytes of the
+// cache. (Device run 15 timed three orders at 256 x 8192: 8 rows x 4 chunks per warp 1199 µs, 4 x 8
+// 1196, this one 1177: the order is not what limits the kernel.)
 __device__ void issue_tile(const AttentionArgs& a, int64_t b, int64_t row0, int64_t t0, int n,
                            unsigned char* dst) {
   for (int i = static_cast<int>(threadIdx.x); i < kTileKeys * Tile::kChunks; i += kThreads) {
-    const int r = (i / (sm90::kCoreRows * Tile::kChunks)) * sm90::kCoreRows + i % sm90::kCoreRows;
-    const int chunk = i / sm90::kCoreRows % Tile::kChunks;
+    const int r = i / Tile::kChunks, chunk = i % Tile::kChunks;
     const bool valid = r < n;
     const int64_t row = a.kv_indices == nullptr ? row0 + t0 + r : common::kv_row(a, b, t0 + r);
     const uint16_t* src = valid ? a.kv_bf16 + row * kQkDim + chunk * 8 : a.kv_bf16;
@@ -99,10 +116,11 @@ __device__ void issue_tile(const AttentionArgs& a, int64_t b, int64_t row0, int6
 }
 
 // Max (Sum = false) or sum over the 64 keys of each of this thread's four heads: within the thread
-// (its two rows), across the 8 lanes of a column (lane bits 2..4), across the 4 warps by shared
-// memory. Every thread gets the result for its heads. Contains a block barrier.
+// (its two rows), across the 8 lanes of a column (lane bits 2..4), across the warpgroup's 4 warps
+// by shared memory. Every thread gets the result for its heads. Contains a barrier of the
+// warpgroup: each warpgroup reduces alone, in its own `red`.
 template <bool Sum>
-__device__ void reduce_heads(float (&v)[4], float* red) {
+__device__ void reduce_heads(float (&v)[4], float* red, int warpgroup) {
 #pragma unroll
   for (int c = 0; c < 4; ++c)
 #pragma unroll
@@ -111,11 +129,11 @@ __device__ void reduce_heads(float (&v)[4], float* red) {
       v[c] = Sum ? v[c] + other : max_of(v[c], other);
     }
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
+  const int warp = static_cast<int>(threadIdx.x) / kWarpSize % kWarps;
   if (lane < 4)
 #pragma unroll
     for (int c = 0; c < 4; ++c) red[warp * kNumHeads + 8 * (c / 2) + 2 * lane + c % 2] = v[c];
-  common::block_sync();
+  warpgroup_sync(warpgroup);
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
     const int h = 8 * (c / 2) + 2 * (lane % 4) + c % 2;
@@ -136,15 +154,20 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
                 Base == problem::SoftmaxBase::e, "first version: a16w16 only (instances.h)");
   extern __shared__ uint4 shared_words[];
   auto* smem = reinterpret_cast<unsigned char*>(shared_words);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid % kWarpSize;
+  const int wg = tid / sm90::kWarpgroupThreads;
+  const int wg_tid = tid % sm90::kWarpgroupThreads;
   unsigned char* sq = smem + kOffQ;
-  unsigned char* sp = smem + kOffP;
-  float* red_max = reinterpret_cast<float*>(smem + kOffRed);
+  unsigned char* sp = smem + kOffP + wg * kPBytes;
+  float* own_half = reinterpret_cast<float*>(smem + kOffHalf + wg * kHalfBytes) + wg_tid;
+  const float* other_half = reinterpret_cast<const float*>(smem + kOffHalf + (1 - wg) * kHalfBytes) + wg_tid;
+  float* red_max = reinterpret_cast<float*>(smem + kOffRed + wg * kRedBytes);
   float* red_sum = red_max + kWarps * kNumHeads;
   float* stat_l = reinterpret_cast<float*>(smem + kOffStats);
   float* stat_m = stat_l + kNumHeads;
   const auto stage = [&](int s) { return smem + kOffStage + s * kStageBytes; };
-  const int tid = static_cast<int>(threadIdx.x);
-  const int lane = tid % kWarpSize;
+  static_assert(kWarpgroups == 2, "the halves of Sᵀ are exchanged between two warpgroups");
   constexpr sm90::KMajorLayout kPLayout{kTileKeys};  // P [head][key] as Oᵀ's B operand
 
   const float score_scale = a.score_scale;
@@ -204,21 +227,34 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
       const unsigned char* kv = stage(t % kStages);
       const int n = keys_in(t);
 
-      // 1. Sᵀ = K Qᵀ.
+      // Each product's descriptors: one per operand and tile, advanced by byte offsets.
+      const uint64_t k_desc = sm90::smem_descriptor(kv + Tile::k_major_start(0, wg * kQkSteps * sm90::kWgK16),
+                                                    Tile::kKMajorLeading, Tile::kKMajorStride);
+      const uint64_t q_desc = sm90::smem_descriptor(sq + Tile::k_major_start(0, wg * kQkSteps * sm90::kWgK16),
+                                                    Tile::kKMajorLeading, Tile::kKMajorStride);
+      const uint64_t v_desc = sm90::smem_descriptor(kv + Tile::mn_major_start(wg * kVChunks * sm90::kWgM, 0),
+                                                    Tile::kMnMajorLeading, Tile::kMnMajorStride);
+      const uint64_t p_desc =
+          sm90::smem_descriptor(sp, kPLayout.leading_bytes(), kPLayout.stride_bytes());
+
+      // 1. Sᵀ = K Qᵀ, this warpgroup's half of the dims, then the other's added.
       Acc s;
 #pragma unroll
       for (int l = 0; l < Acc::ne; ++l) s.x[l] = 0.0f;
       sm90::wgmma_fence();
-#pragma unroll 4
+#pragma unroll 6
       for (int k = 0; k < kQkSteps; ++k) {
-        const int k0 = k * sm90::kWgK16;
-        sm90::wgmma_bf16_m64n16k16<false>(
-            s, sm90::smem_descriptor(kv + Tile::k_major_start(0, k0), Tile::kKMajorLeading, Tile::kKMajorStride),
-            sm90::smem_descriptor(sq + Tile::k_major_start(0, k0), Tile::kKMajorLeading, Tile::kKMajorStride),
-            k > 0);
+        constexpr int kStepBytes = Tile::k_major_start(0, sm90::kWgK16);  // the same in Q's tile
+        sm90::wgmma_bf16_m64n16k16<false>(s, sm90::descriptor_advance(k_desc, k * kStepBytes),
+                                          sm90::descriptor_advance(q_desc, k * kStepBytes), k > 0);
       }
       sm90::wgmma_commit();
       sm90::wgmma_wait<0>();
+#pragma unroll
+      for (int l = 0; l < Acc::ne; ++l) own_half[l * sm90::kWarpgroupThreads] = s.x[l];
+      common::block_sync();  // both halves written
+#pragma unroll
+      for (int l = 0; l < Acc::ne; ++l) s.x[l] += other_half[l * sm90::kWarpgroupThreads];
 
       // 2. Softmax step over the tile's keys for this thread's four heads.
       float m_tile[4] = {kNegInf, kNegInf, kNegInf, kNegInf};
@@ -227,7 +263,7 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
         s.x[l] = Acc::get_i(l) < n ? s.x[l] * score_scale : kNegInf;
         m_tile[head_slot(l)] = max_of(m_tile[head_slot(l)], s.x[l]);
       }
-      reduce_heads<false>(m_tile, red_max);
+      reduce_heads<false>(m_tile, red_max, wg);
       float alpha[4], m_new[4], sum[4];
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
@@ -243,16 +279,16 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
         *reinterpret_cast<uint16_t*>(sp + kPLayout.offset_bytes(head, key)) =
             quant::f32_to_bf16(common::round_to_bf16(p));
       }
-      reduce_heads<true>(sum, red_sum);
+      reduce_heads<true>(sum, red_sum, wg);
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
         l_run[c] = l_run[c] * alpha[c] + sum[c];
         m_run[c] = m_new[c];
       }
       fence_to_async();
-      common::block_sync();  // P complete and visible to the products
+      warpgroup_sync(wg);  // this warpgroup's P complete and visible to its products
 
-      // 3. Oᵀ = Oᵀ·α + Vᵀ Pᵀ.
+      // 3. Oᵀ = Oᵀ·α + Vᵀ Pᵀ over this warpgroup's value dims.
 #pragma unroll
       for (int v = 0; v < kVChunks; ++v)
 #pragma unroll
@@ -264,12 +300,8 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
         for (int k = 0; k < kPvSteps; ++k) {
           const int k0 = k * sm90::kWgK16;
           sm90::wgmma_bf16_m64n16k16<true>(
-              o[v],
-              sm90::smem_descriptor(kv + Tile::mn_major_start(v * sm90::kWgM, k0), Tile::kMnMajorLeading,
-                                    Tile::kMnMajorStride),
-              sm90::smem_descriptor(sp + kPLayout.offset_bytes(0, k0), kPLayout.leading_bytes(),
-                                    kPLayout.stride_bytes()),
-              true);
+              o[v], sm90::descriptor_advance(v_desc, Tile::mn_major_start(v * sm90::kWgM, k0)),
+              sm90::descriptor_advance(p_desc, kPLayout.offset_bytes(0, k0)), true);
         }
       sm90::wgmma_commit();
       sm90::wgmma_wait<0>();
@@ -279,7 +311,7 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
     // The split's output: o = fl32(acc / l), lse = fl32(m + ln l); a query with no visible key in
     // the split writes o = 0, lse = -inf.
     const bool empty = tiles == 0;
-    if (tid < kWarpSize && lane / 4 == 0)
+    if (tid < kWarpSize && lane / 4 == 0)  // warpgroup 0's: both hold the same statistics
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
         const int h = 8 * (c / 2) + 2 * lane + c % 2;
@@ -291,7 +323,7 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
 #pragma unroll
       for (int l = 0; l < Acc::ne; ++l) {
         const int h = Acc::get_j(l);
-        const int d = v * sm90::kWgM + Acc::get_i(l);
+        const int d = (wg * kVChunks + v) * sm90::kWgM + Acc::get_i(l);
         const float out = empty ? 0.0f : o[v].x[l] / l_run[head_slot(l)];
         const int64_t row = token * kNumHeads + h;
         if (single_pass) {

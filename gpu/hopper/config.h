@@ -6,9 +6,11 @@
 
 namespace mlacheck::gpu::hopper {
 
-// One warpgroup per block: the 64 keys of a tile are the M of Sᵀ = K Qᵀ and the 64-dim chunks of
-// the value the M of Oᵀ = Vᵀ Pᵀ (wgmma's M is 64); the 16 heads are N.
-inline constexpr int kThreads = 128;
+// Two warpgroups per block share each tile: the 64 keys of a tile are the M of Sᵀ = K Qᵀ and the
+// 64-dim chunks of the value the M of Oᵀ = Vᵀ Pᵀ (wgmma's M is 64); the 16 heads are N. Each
+// warpgroup takes half of Sᵀ's dims and half of Oᵀ's: the first version, one warpgroup, spent
+// 1263 µs at 256 x 8192 (device run 13) waiting on its own chain of 68 dependent products a tile.
+inline constexpr int kWarpgroups = 2;
 // Keys per tile = the online-softmax step (the emulation's softmax_tile): wgmma's M.
 inline constexpr int kTileKeys = 64;
 // Copy-pipeline depth: two tiles of 64 rows x 1152 bytes (144 KB) beside Q (18 KB) and P fit the

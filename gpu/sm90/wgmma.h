@@ -57,6 +57,15 @@ __device__ __forceinline__ uint64_t smem_descriptor(const void* base, uint32_t l
          (static_cast<uint64_t>((stride_bytes & 0x3FFFF) >> 4) << 32);
 }
 
+// The descriptor of the operand `bytes` further on (16-byte multiple) in the same layout: the start
+// address field holds shared address / 16 in 14 bits, and every shared address of a block (< 228 KB)
+// fits, so the sum never carries into LBO. Two integer adds instead of smem_descriptor's
+// conversion and masks per product (device run 15: the hopper kernel issued 1.8x the mma
+// family's instructions per tile).
+__device__ __forceinline__ uint64_t descriptor_advance(uint64_t desc, uint32_t bytes) {
+  return desc + (bytes >> 4);
+}
+
 // 64 x 64 float32 accumulator of one warpgroup (layout at the top).
 struct WgTileC64x64 {
   static constexpr int kN = 64;
