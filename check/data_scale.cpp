@@ -52,10 +52,18 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
                                 std::to_string(batch_.cache_rows()) + " rows of " +
                                 std::to_string(problem::kQkDim));
   // Fixed blocks of rows, each summed on its own and merged in block order: the same bits for any
-  // thread count (the moments feed the bounds, which must not depend on the machine).
+  // thread count (the moments feed the bounds, which must not depend on the machine). Within a
+  // block each channel is summed in row order; the loops run across channels (structure of arrays,
+  // NaN / Inf masked to 0, which adds nothing to a sum of squares or a maximum of |x|) so that the
+  // compiler vectorizes them: x^2 of a bf16 value is exact in float32, so the double sums are the
+  // ones an element-by-element loop gives. A row's squared norm is summed in kNormLanes interleaved
+  // partial sums (fixed order), not one chain of 576 dependent adds.
   constexpr int64_t kRowsPerBlock = 1024;
+  constexpr std::size_t kNormLanes = 8;
   struct Partial {
-    std::vector<Moments> channels = std::vector<Moments>(kDim), blocks = std::vector<Moments>(kBlocks);
+    std::array<double, kDim> sum_sq{}, abs_max{};
+    std::array<int64_t, kDim> n{};
+    std::vector<Moments> blocks = std::vector<Moments>(kBlocks);
     double norm_max = 0;
     int64_t nonfinite = 0;
   };
@@ -64,21 +72,34 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t blk = 0; blk < n_blocks; ++blk) {
     Partial& p = partials[static_cast<std::size_t>(blk)];
-    std::array<double, kDim> x{};
+    std::array<float, kDim> x{};
+    std::array<int32_t, kDim> finite{};
     for (int64_t r = blk * kRowsPerBlock; r < std::min(count, (blk + 1) * kRowsPerBlock); ++r) {
       if (!read_[static_cast<std::size_t>(first + r)]) continue;
-      double norm_sq = 0;
+      const uint16_t* row = rows.data() + static_cast<std::size_t>(r) * kDim;
+      int32_t finite_count = 0;
       for (std::size_t d = 0; d < kDim; ++d) {
-        x[d] = quant::bf16_to_f32(rows[static_cast<std::size_t>(r) * kDim + d]);
-        if (!std::isfinite(x[d])) {
-          ++p.nonfinite;
-          continue;
-        }
-        norm_sq += x[d] * x[d];
-        p.channels[d].add(x[d]);  // the whole cache's and V's moments are summed from these
+        const bool ok = (row[d] & 0x7F80u) != 0x7F80u;  // exponent not all ones: finite
+        finite[d] = ok ? 1 : 0;
+        finite_count += finite[d];
+        x[d] = ok ? std::fabs(quant::bf16_to_f32(row[d])) : 0.0f;
       }
-      const auto maxima = block_maxima(x);
-      for (std::size_t b = 0; b < kBlocks; ++b) p.blocks[b].add(maxima[b]);
+      p.nonfinite += static_cast<int64_t>(kDim) - finite_count;
+      std::array<double, kNormLanes> norm{};
+      for (std::size_t d = 0; d < kDim; ++d) {
+        const float sq = x[d] * x[d];  // exact
+        p.sum_sq[d] += sq;  // the whole cache's and V's moments are summed from these
+        p.abs_max[d] = std::max(p.abs_max[d], static_cast<double>(x[d]));
+        p.n[d] += finite[d];
+        norm[d % kNormLanes] += sq;
+      }
+      double norm_sq = 0;
+      for (double lane : norm) norm_sq += lane;
+      for (std::size_t b = 0; b < kBlocks; ++b) {
+        float m = 0;
+        for (std::size_t d = b * kBlock; d < (b + 1) * kBlock; ++d) m = std::max(m, x[d]);
+        p.blocks[b].add(m);
+      }
       p.norm_max = std::max(p.norm_max, std::sqrt(norm_sq));
     }
   }
@@ -88,7 +109,7 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
     into.n += m.n;
   };
   for (const Partial& p : partials) {
-    for (std::size_t d = 0; d < kDim; ++d) merge(k_channels_[d], p.channels[d]);
+    for (std::size_t d = 0; d < kDim; ++d) merge(k_channels_[d], {p.sum_sq[d], p.abs_max[d], p.n[d]});
     for (std::size_t b = 0; b < kBlocks; ++b) merge(k_blocks_[b], p.blocks[b]);
     k_norm_max_ = std::max(k_norm_max_, p.norm_max);
     nonfinite_ += p.nonfinite;
