@@ -60,9 +60,15 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
   // partial sums (fixed order), not one chain of 576 dependent adds.
   constexpr int64_t kRowsPerBlock = 1024;
   constexpr std::size_t kNormLanes = 8;
+  static_assert(kDim % kNormLanes == 0 && kBlock % kNormLanes == 0);
+  // Each step over a row is its own loop of one type (float maxima and int32 counts within a block
+  // of at most kRowsPerBlock rows, widened when the blocks merge: the same values), so that each
+  // vectorizes.
   struct Partial {
-    std::array<double, kDim> sum_sq{}, abs_max{};
-    std::array<int64_t, kDim> n{};
+    std::array<double, kDim> sum_sq{};
+    std::array<float, kDim> abs_max{};
+    int32_t rows = 0;                        // rows read in the block
+    std::array<int32_t, kDim> nonfinite_at{};  // of those, NaN/Inf in channel d
     std::vector<Moments> blocks = std::vector<Moments>(kBlocks);
     double norm_max = 0;
     int64_t nonfinite = 0;
@@ -72,7 +78,7 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t blk = 0; blk < n_blocks; ++blk) {
     Partial& p = partials[static_cast<std::size_t>(blk)];
-    std::array<float, kDim> x{};
+    std::array<float, kDim> x{}, sq{};
     std::array<int32_t, kDim> finite{};
     for (int64_t r = blk * kRowsPerBlock; r < std::min(count, (blk + 1) * kRowsPerBlock); ++r) {
       if (!read_[static_cast<std::size_t>(first + r)]) continue;
@@ -85,19 +91,26 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
         x[d] = ok ? std::fabs(quant::bf16_to_f32(row[d])) : 0.0f;
       }
       p.nonfinite += static_cast<int64_t>(kDim) - finite_count;
+      ++p.rows;
+      if (finite_count < static_cast<int32_t>(kDim))  // rare: count per channel only then
+        for (std::size_t d = 0; d < kDim; ++d) p.nonfinite_at[d] += 1 - finite[d];
+      for (std::size_t d = 0; d < kDim; ++d) sq[d] = x[d] * x[d];  // exact
+      // The whole cache's and V's moments are summed from these.
+      for (std::size_t d = 0; d < kDim; ++d) p.sum_sq[d] += static_cast<double>(sq[d]);
+      for (std::size_t d = 0; d < kDim; ++d) p.abs_max[d] = std::max(p.abs_max[d], x[d]);
       std::array<double, kNormLanes> norm{};
-      for (std::size_t d = 0; d < kDim; ++d) {
-        const float sq = x[d] * x[d];  // exact
-        p.sum_sq[d] += sq;  // the whole cache's and V's moments are summed from these
-        p.abs_max[d] = std::max(p.abs_max[d], static_cast<double>(x[d]));
-        p.n[d] += finite[d];
-        norm[d % kNormLanes] += sq;
-      }
+      for (std::size_t d = 0; d < kDim; d += kNormLanes)
+        for (std::size_t l = 0; l < kNormLanes; ++l) norm[l] += static_cast<double>(sq[d + l]);
       double norm_sq = 0;
       for (double lane : norm) norm_sq += lane;
+      // A block's maximum in kNormLanes lanes: the maximum of values that are never NaN is the
+      // same in any order, and lanes let the compiler vectorize it (a chain of maxss does not).
       for (std::size_t b = 0; b < kBlocks; ++b) {
+        std::array<float, kNormLanes> lane{};
+        for (std::size_t d = b * kBlock; d < (b + 1) * kBlock; d += kNormLanes)
+          for (std::size_t l = 0; l < kNormLanes; ++l) lane[l] = std::max(lane[l], x[d + l]);
         float m = 0;
-        for (std::size_t d = b * kBlock; d < (b + 1) * kBlock; ++d) m = std::max(m, x[d]);
+        for (float v : lane) m = std::max(m, v);
         p.blocks[b].add(m);
       }
       p.norm_max = std::max(p.norm_max, std::sqrt(norm_sq));
@@ -109,7 +122,8 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
     into.n += m.n;
   };
   for (const Partial& p : partials) {
-    for (std::size_t d = 0; d < kDim; ++d) merge(k_channels_[d], {p.sum_sq[d], p.abs_max[d], p.n[d]});
+    for (std::size_t d = 0; d < kDim; ++d)
+      merge(k_channels_[d], {p.sum_sq[d], static_cast<double>(p.abs_max[d]), static_cast<int64_t>(p.rows - p.nonfinite_at[d])});
     for (std::size_t b = 0; b < kBlocks; ++b) merge(k_blocks_[b], p.blocks[b]);
     k_norm_max_ = std::max(k_norm_max_, p.norm_max);
     nonfinite_ += p.nonfinite;

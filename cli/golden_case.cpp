@@ -1,6 +1,7 @@
 #include "cli/golden_case.h"
 
 #include <charconv>
+#include <cstdint>
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "problem/shape.h"
 #include "quant/bf16.h"
 #include "quant/bulk.h"
+#include "quant/fp8.h"
 #include "quant/names.h"
 #include "ref/generate.h"
 #include "ref/kv_caches.h"
@@ -33,22 +35,43 @@ using problem::kVDim;
 constexpr quant::Fp8Format kGoldenFp8 = quant::Fp8Format::e4m3fn;
 constexpr quant::E2M1Rounding kGoldenMxfp4 = quant::E2M1Rounding::rne;
 
-// Read straight into the vector (read_rows), not through an io::Tensor: the caches are GBs, and a
-// second copy doubles the peak and the page faults.
-template <class T>
-std::vector<T> read_vector(const io::SafetensorsReader& f, std::string_view name, io::DType dtype,
-                           const std::vector<int64_t>& shape) {
+// Throws the reader's own message unless the tensor is there with this dtype and shape.
+void check_tensor(const io::SafetensorsReader& f, std::string_view name, io::DType dtype,
+                  const std::vector<int64_t>& shape) {
   if (!f.contains(name) || f.info(name).dtype != dtype || f.info(name).shape.size() != shape.size())
     (void)io::read_checked(f, name, dtype, shape.size());  // throws the reader's own message
   const io::TensorInfo& info = f.info(name);
   if (info.shape != shape)
     throw io::Error(fmt::format("{}: tensor '{}' has shape {}, expected {}", f.path().string(), name,
                                 io::shape_to_string(info.shape), io::shape_to_string(shape)));
+}
+
+// Read straight into the vector (read_rows), not through an io::Tensor: a second copy doubles the
+// peak and the page faults.
+template <class T>
+std::vector<T> read_vector(const io::SafetensorsReader& f, std::string_view name, io::DType dtype,
+                           const std::vector<int64_t>& shape) {
+  check_tensor(f, name, dtype, shape);
   std::size_t n = 1;
   for (int64_t d : shape) n *= static_cast<std::size_t>(d);
   std::vector<T> out(n);
   if (!shape.empty() && shape[0] > 0) f.read_rows(name, 0, shape[0], std::as_writable_bytes(std::span(out)));
   return out;
+}
+
+// The cache tensors (GBs) mapped from the file, not read: a vector would be zero-filled a page
+// fault at a time and then overwritten by the read, most of the cost of reading one (compare at
+// 256 x 8192 keys). Read into a vector only where the file puts the tensor at an offset that is
+// not a multiple of its element size (allowed by the format, not by a typed view).
+template <class T>
+io::SharedArray<T> map_array(const io::SafetensorsReader& f, std::string_view name, io::DType dtype,
+                             const std::vector<int64_t>& shape) {
+  check_tensor(f, name, dtype, shape);
+  io::SafetensorsReader::Mapped m = f.map(name);
+  if (reinterpret_cast<std::uintptr_t>(m.bytes.data()) % alignof(T) != 0)
+    return read_vector<T>(f, name, dtype, shape);
+  const std::span<const T> values(reinterpret_cast<const T*>(m.bytes.data()), m.bytes.size() / sizeof(T));
+  return io::SharedArray<T>(values, std::move(m.owner));
 }
 
 std::vector<int32_t> read_indptr(const io::SafetensorsReader& f, std::string_view name) {
@@ -59,6 +82,30 @@ std::vector<int32_t> read_indptr(const io::SafetensorsReader& f, std::string_vie
 
 bool is_finite_bf16(uint16_t b) { return (b & 0x7F80u) != 0x7F80u; }
 
+template <int width, class T, class Bad>
+std::optional<CachePosition> first_bad_read_element(const problem::Batch& b, std::span<const T> cache,
+                                                    Bad bad) {
+  const int64_t n = b.num_requests();
+  std::vector<std::optional<CachePosition>> found(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t t = 0; t < b.kv_len(r) && !found[static_cast<std::size_t>(r)]; ++t) {
+      const int64_t row = b.kv_row(r, t);
+      const T* x = cache.data() + row * width;
+      int count = 0;  // a count without an early exit, which the compiler vectorizes
+      for (int d = 0; d < width; ++d) count += bad(x[d]) ? 1 : 0;
+      if (count > 0)
+        for (int d = 0; d < width; ++d)
+          if (bad(x[d])) {
+            found[static_cast<std::size_t>(r)] = CachePosition{r, t, row, d};
+            break;
+          }
+    }
+  for (const auto& f : found)
+    if (f) return f;
+  return std::nullopt;
+}
+
 // NaN/Inf in the data a decode reads makes every downstream number meaningless: refuse it with
 // the first position. Unread cache rows may hold NaN on purpose (poisoning for kernel tests).
 void check_finite(const GoldenCase& c, const std::string& file) {
@@ -66,15 +113,11 @@ void check_finite(const GoldenCase& c, const std::string& file) {
     if (!is_finite_bf16(c.q[i]))
       throw io::Error(fmt::format("{}: tensor 'q' holds NaN/Inf at [{}, {}, {}] (bits 0x{:04X})", file,
                                   i / (kNumHeads * kQkDim), i / kQkDim % kNumHeads, i % kQkDim, c.q[i]));
-  const problem::Batch& b = c.batch;
-  for (int64_t r = 0; r < b.num_requests(); ++r)
-    for (int64_t t = 0; t < b.kv_len(r); ++t) {
-      const int64_t row = b.kv_row(r, t);
-      for (int d = 0; d < kQkDim; ++d)
-        if (const uint16_t v = c.kv[row * kQkDim + d]; !is_finite_bf16(v))
-          throw io::Error(fmt::format("{}: tensor 'kv' holds NaN/Inf at [{}, 0, {}] (bits 0x{:04X}), "
-                                      "key {} of request {}", file, row, d, v, t, r));
-    }
+  if (const auto p = first_nonfinite_kv(c.batch, c.kv)) {
+    const uint16_t v = c.kv[static_cast<std::size_t>(p->row * kQkDim + p->element)];
+    throw io::Error(fmt::format("{}: tensor 'kv' holds NaN/Inf at [{}, 0, {}] (bits 0x{:04X}), "
+                                "key {} of request {}", file, p->row, p->element, v, p->key, p->request));
+  }
 }
 
 std::vector<bool> rows_read(const problem::Batch& b) {
@@ -114,6 +157,17 @@ void add_view(io::SafetensorsWriter& w, std::string_view name, io::DType dtype, 
 }
 
 }  // namespace
+
+std::optional<CachePosition> first_nonfinite_kv(const problem::Batch& b, std::span<const uint16_t> kv) {
+  return first_bad_read_element<kQkDim>(b, kv, [](uint16_t v) { return !is_finite_bf16(v); });
+}
+std::optional<CachePosition> first_fp8_nan(const problem::Batch& b, std::span<const uint8_t> codes) {
+  const uint8_t nan = quant::detail::fp8_nan_code(kGoldenFp8);  // 0x7F, 0xFF with the sign
+  return first_bad_read_element<kQkDim>(b, codes, [nan](uint8_t c) { return (c & 0x7F) == nan; });
+}
+std::optional<CachePosition> first_e8m0_nan(const problem::Batch& b, std::span<const uint8_t> scales) {
+  return first_bad_read_element<problem::kMxfp4RowScales>(b, scales, [](uint8_t e) { return e == 0xFF; });
+}
 
 GoldenCase generate_case(const ref::CaseSpec& spec) {
   ProgressPrinter progress("generate " + (spec.name.empty() ? ref::default_name(spec) : spec.name));
@@ -178,7 +232,7 @@ GoldenCase read_case(const io::SafetensorsReader& f, CachesToRead caches) {
   }();
   const int64_t total_q = batch.total_q();
   GoldenCase c{std::move(batch), read_vector<uint16_t>(f, gt::q, io::DType::BF16, {total_q, kNumHeads, kQkDim}),
-               read_vector<uint16_t>(f, gt::kv, io::DType::BF16, {rows, 1, kQkDim}), f.metadata(), {}, {}, {}, {}};
+               map_array<uint16_t>(f, gt::kv, io::DType::BF16, {rows, 1, kQkDim}), f.metadata(), {}, {}, {}, {}};
   c.metadata.erase(std::string(gm::schema));
   c.metadata.erase(std::string(gm::generator));
   c.metadata.erase(std::string(gm::recipes));
@@ -187,7 +241,7 @@ GoldenCase read_case(const io::SafetensorsReader& f, CachesToRead caches) {
   // Caches the file already has are used as they are (a kernel engineer's own quantization).
   if (caches.fp8 && f.contains(gt::kv_fp8)) {
     Fp8CacheData d;
-    d.codes = read_vector<uint8_t>(f, gt::kv_fp8, io::DType::F8_E4M3, {rows, 1, kQkDim});
+    d.codes = map_array<uint8_t>(f, gt::kv_fp8, io::DType::F8_E4M3, {rows, 1, kQkDim});
     d.scale = read_vector<float>(f, gt::kv_fp8_scale, io::DType::F32, {1})[0];
     if (!std::isfinite(d.scale) || d.scale <= 0)
       throw io::Error(fmt::format("{}: tensor 'kv_fp8_scale' is {}, must be finite and > 0", file, d.scale));
@@ -195,8 +249,8 @@ GoldenCase read_case(const io::SafetensorsReader& f, CachesToRead caches) {
   }
   if (caches.mxfp4 && f.contains(gt::kv_mxfp4)) {
     Mxfp4CacheData d;
-    d.packed = read_vector<uint8_t>(f, gt::kv_mxfp4, io::DType::U8, {rows, 1, problem::kMxfp4RowBytes});
-    d.scales = read_vector<uint8_t>(f, gt::kv_mxfp4_scale, io::DType::F8_E8M0, {rows, 1, problem::kMxfp4RowScales});
+    d.packed = map_array<uint8_t>(f, gt::kv_mxfp4, io::DType::U8, {rows, 1, problem::kMxfp4RowBytes});
+    d.scales = map_array<uint8_t>(f, gt::kv_mxfp4_scale, io::DType::F8_E8M0, {rows, 1, problem::kMxfp4RowScales});
     c.mxfp4 = std::move(d);
   }
   return c;
@@ -265,10 +319,11 @@ Mxfp4CacheData stored_mxfp4(const GoldenCase& c) {
   if (!c.mxfp4) throw std::logic_error("stored_mxfp4: the case has no MXFP4 cache (complete() first)");
   if (!c.mxfp4->derived) return *c.mxfp4;
   const auto rows = static_cast<std::size_t>(c.batch.cache_rows());
+  std::vector<uint8_t> packed(rows * problem::kMxfp4RowBytes), scales(rows * problem::kMxfp4RowScales);
+  ref::quantize_mxfp4_rows(c.kv, kGoldenMxfp4, packed, scales);
   Mxfp4CacheData d;
-  d.packed.resize(rows * problem::kMxfp4RowBytes);
-  d.scales.resize(rows * problem::kMxfp4RowScales);
-  ref::quantize_mxfp4_rows(c.kv, kGoldenMxfp4, d.packed, d.scales);
+  d.packed = std::move(packed);
+  d.scales = std::move(scales);
   return d;
 }
 

@@ -13,6 +13,7 @@
 
 #include "cli/memory_budget.h"
 #include "io/safetensors.h"
+#include "io/shared_array.h"
 #include "problem/batch.h"
 #include "problem/kv_cache.h"
 #include "problem/recipe.h"
@@ -28,19 +29,20 @@ namespace mlacheck::cli {
 // time, so a derived cache is never whole in memory (issue 11 item 6).
 struct Fp8CacheData {
   bool derived = false;
-  std::vector<uint8_t> codes;  // [N, 576] e4m3fn, the file's; empty when derived
+  io::SharedArray<uint8_t> codes;  // [N, 576] e4m3fn, the file's; empty when derived
   float scale = 0.0f;
 };
 struct Mxfp4CacheData {
   bool derived = false;
-  std::vector<uint8_t> packed;  // [N, 288], the file's; empty when derived
-  std::vector<uint8_t> scales;  // [N, 18]
+  io::SharedArray<uint8_t> packed;  // [N, 288], the file's; empty when derived
+  io::SharedArray<uint8_t> scales;  // [N, 18]
 };
 
 struct GoldenCase {
   problem::Batch batch;
   std::vector<uint16_t> q;   // [T, 16, 576] bf16 bits
-  std::vector<uint16_t> kv;  // [N, 576] bf16 bits
+  // [N, 576] bf16 bits: generated, or mapped from the input file (read_case), since it is GBs.
+  io::SharedArray<uint16_t> kv;
   std::map<std::string, std::string> metadata;  // case description, carried into the output
 
   // Filled by complete(); caches an input file already had are kept as they were.
@@ -62,6 +64,18 @@ struct CachesToRead {
   bool fp8 = true, mxfp4 = true;
 };
 GoldenCase read_case(const io::SafetensorsReader& file, CachesToRead caches = {});
+// The first element, in (request, key, element) order, of a cache row some request reads that is
+// not a value: a NaN/Inf bf16, an fp8 e4m3fn NaN code, an E8M0 NaN scale (0xFF, NUMERICS §5.7);
+// nullopt when none. The requests are searched in parallel (OpenMP) and the first in that order
+// wins: the same answer for any thread count.
+struct CachePosition {
+  int64_t request, key, row;
+  int element;
+};
+std::optional<CachePosition> first_nonfinite_kv(const problem::Batch& b, std::span<const uint16_t> kv);
+std::optional<CachePosition> first_fp8_nan(const problem::Batch& b, std::span<const uint8_t> codes);
+std::optional<CachePosition> first_e8m0_nan(const problem::Batch& b, std::span<const uint8_t> scales);
+
 // The sizes read_case will allocate, from the header alone (nothing is read): for the memory
 // estimate before reading (memory_budget.h). Missing tensors count as empty; read_case reports them.
 CaseSize case_size(const io::SafetensorsReader& file);

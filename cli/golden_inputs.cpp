@@ -88,32 +88,19 @@ void check_references(const JudgedGolden& g) {
                          g.path, gt::out_exact, g.exact[static_cast<std::size_t>(i)], t,
                          i / kVDim % kNumHeads, i % kVDim));
   }
-  const auto rows_read = [&](auto&& visit) {
-    for (int64_t r = 0; r < b.num_requests(); ++r)
-      for (int64_t k = 0; k < b.kv_len(r); ++k) visit(r, k, b.kv_row(r, k));
-  };
   if (g.inputs.fp8) {
-    const uint8_t nan = quant::detail::fp8_nan_code(quant::Fp8Format::e4m3fn);  // 0x7F, 0xFF with sign
-    rows_read([&](int64_t r, int64_t k, int64_t row) {
-      for (int d = 0; d < problem::kQkDim; ++d) {
-        const uint8_t c = g.inputs.fp8->codes[static_cast<std::size_t>(row * problem::kQkDim + d)];
-        if ((c & 0x7F) == nan)
-          fail(fmt::format("{}: tensor '{}' holds the NaN code 0x{:02X} at [{}, 0, {}], key {} of "
-                           "request {}",
-                           g.path, gt::kv_fp8, c, row, d, k, r));
-      }
-    });
+    const std::span<const uint8_t> codes = g.inputs.fp8->codes;
+    if (const auto p = first_fp8_nan(b, codes))
+      fail(fmt::format("{}: tensor '{}' holds the NaN code 0x{:02X} at [{}, 0, {}], key {} of "
+                       "request {}",
+                       g.path, gt::kv_fp8, codes[static_cast<std::size_t>(p->row * problem::kQkDim + p->element)],
+                       p->row, p->element, p->key, p->request));
   }
   if (g.inputs.mxfp4) {
-    rows_read([&](int64_t r, int64_t k, int64_t row) {
-      for (int j = 0; j < problem::kMxfp4RowScales; ++j) {
-        const uint8_t e = g.inputs.mxfp4->scales[static_cast<std::size_t>(row * problem::kMxfp4RowScales + j)];
-        if (e == 0xFF)  // E8M0 NaN (NUMERICS §5.7)
-          fail(fmt::format("{}: tensor '{}' holds the NaN scale 0xFF at [{}, 0, {}], key {} of "
-                           "request {}",
-                           g.path, gt::kv_mxfp4_scale, row, j, k, r));
-      }
-    });
+    if (const auto p = first_e8m0_nan(b, g.inputs.mxfp4->scales))
+      fail(fmt::format("{}: tensor '{}' holds the NaN scale 0xFF at [{}, 0, {}], key {} of "
+                       "request {}",
+                       g.path, gt::kv_mxfp4_scale, p->row, p->element, p->key, p->request));
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include <fmt/core.h>
 
@@ -36,7 +37,7 @@ std::optional<Batch> without_keys(const Batch& b, Drop drop) {
 }
 
 // Rotates every 576-dim row left by `by` dims.
-std::vector<uint16_t> rotate_rows(const std::vector<uint16_t>& x, int by) {
+std::vector<uint16_t> rotate_rows(std::span<const uint16_t> x, int by) {
   std::vector<uint16_t> out(x.size());
   for (std::size_t row = 0; row < x.size() / kQkDim; ++row)
     for (int d = 0; d < kQkDim; ++d) out[row * kQkDim + d] = x[row * kQkDim + (d + by) % kQkDim];

@@ -62,6 +62,16 @@ class SafetensorsReader {
   void read_rows(std::string_view name, int64_t first, int64_t count,
                  std::span<std::byte> out) const;
 
+  // The whole tensor's bytes mapped read-only from the file (detail::ReadOnlyFile::map): for
+  // multi-GB tensors read once, where allocating, zero-filling and copying into a buffer costs
+  // more than using them. `owner` keeps the mapping (and so `bytes`) alive. Throws Error if absent
+  // or if the file is now too short (it shrank); the file must not shrink while mapped.
+  struct Mapped {
+    std::span<const std::byte> bytes;
+    std::shared_ptr<const void> owner;
+  };
+  Mapped map(std::string_view name) const;
+
  private:
   std::filesystem::path path_;
   std::shared_ptr<const detail::ReadOnlyFile> file_;  // shared: copies of a reader share one fd

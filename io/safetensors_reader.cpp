@@ -94,6 +94,14 @@ void SafetensorsReader::read_rows(std::string_view name, int64_t first, int64_t 
   read_bytes(name, meta.begin + static_cast<uint64_t>(first) * row_bytes, out);
 }
 
+SafetensorsReader::Mapped SafetensorsReader::map(std::string_view name) const {
+  const TensorInfo& meta = info(name);
+  auto range = file_->map(data_start_ + meta.begin, static_cast<std::size_t>(meta.end - meta.begin),
+                          "tensor '" + std::string(name) + "'");
+  const std::span<const std::byte> bytes = range->bytes();
+  return {bytes, std::move(range)};
+}
+
 Tensor read_checked(const SafetensorsReader& reader, std::string_view name, DType expected,
                     std::optional<std::size_t> rank) {
   const TensorInfo& meta = reader.info(name);

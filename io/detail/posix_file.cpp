@@ -1,6 +1,7 @@
 #include "io/detail/posix_file.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,6 +56,29 @@ void ReadOnlyFile::read_exact(uint64_t offset, std::span<std::byte> out,
                   std::to_string(offset + done) + " bytes (truncated while open?)");
     done += static_cast<std::size_t>(n);
   }
+}
+
+MappedRange::~MappedRange() {
+  if (mapped_ > 0) ::munmap(base_, mapped_);
+}
+
+std::shared_ptr<const MappedRange> ReadOnlyFile::map(uint64_t offset, std::size_t length,
+                                                     const std::string& what) const {
+  if (length == 0) return std::make_shared<const MappedRange>(nullptr, 0, std::span<const std::byte>());
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) throw Error(errno_message(path_, "stat", errno));
+  const auto now = static_cast<uint64_t>(st.st_size);
+  if (offset > now || length > now - offset)
+    throw Error(path_.string() + ": " + what + ": file ended after " + std::to_string(now) +
+                " bytes (truncated while open?)");
+  // mmap's offset must be a multiple of the page size: map from the page holding `offset`.
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t start = offset / page * page;
+  const std::size_t mapped = length + static_cast<std::size_t>(offset - start);
+  void* base = ::mmap(nullptr, mapped, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, static_cast<off_t>(start));
+  if (base == MAP_FAILED) throw Error(errno_message(path_, "mapping " + what, errno));
+  const auto* first = static_cast<const std::byte*>(base) + (offset - start);
+  return std::make_shared<const MappedRange>(base, mapped, std::span(first, length));
 }
 
 WriteOnlyFile::WriteOnlyFile(const std::filesystem::path& path) : path_(path) {

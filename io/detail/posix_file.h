@@ -5,10 +5,27 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 
 namespace mlacheck::io::detail {
+
+// Bytes of a file mapped read-only (mmap); unmapped when destroyed.
+class MappedRange {
+ public:
+  MappedRange(void* base, std::size_t mapped, std::span<const std::byte> bytes)
+      : base_(base), mapped_(mapped), bytes_(bytes) {}
+  ~MappedRange();
+  MappedRange(const MappedRange&) = delete;
+  MappedRange& operator=(const MappedRange&) = delete;
+  std::span<const std::byte> bytes() const { return bytes_; }
+
+ private:
+  void* base_;           // the mapping, from a page boundary
+  std::size_t mapped_;   // its length
+  std::span<const std::byte> bytes_;  // the bytes asked for, inside it
+};
 
 class ReadOnlyFile {
  public:
@@ -20,6 +37,14 @@ class ReadOnlyFile {
   uint64_t size() const { return size_; }  // at open time
   // Fills `out` from byte `offset`; throws Error (with `what` in the message) on a short read.
   void read_exact(uint64_t offset, std::span<std::byte> out, const std::string& what) const;
+  // Bytes [offset, offset + length) mapped read-only and populated up front (MAP_POPULATE: the
+  // kernel maps the page-cache pages in one pass, not one fault per page). Nothing is allocated,
+  // zero-filled or copied, which for a multi-GB tensor is most of the cost of read_exact. Throws
+  // Error (with `what`) if the file is now shorter than offset + length. The file must not shrink
+  // while the mapping lives: then reading a page past the new end raises SIGBUS (as with
+  // safetensors' own mmap-based safe_open), where read_exact reports an Error.
+  std::shared_ptr<const MappedRange> map(uint64_t offset, std::size_t length,
+                                         const std::string& what) const;
 
  private:
   std::filesystem::path path_;
