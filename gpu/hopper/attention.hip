@@ -100,17 +100,53 @@ __device__ __forceinline__ void warpgroup_sync(int warpgroup) {
 // The largest of two scores the reference's way (a NaN second operand is skipped).
 __device__ __forceinline__ float max_of(float a, float b) { return a < b ? b : a; }
 
-// Queues the copies of keys t0 .. t0 + n - 1 into `dst` (rows past n zero-filled): consecutive
-// threads copy consecutive 16-byte chunks of a row, so a warp reads 512 contiguous bytes of the
-// cache. (Device run 15 timed three orders at 256 x 8192: 8 rows x 4 chunks per warp 1199 µs, 4 x 8
-// 1196, this one 1177: the order is not what limits the kernel.)
-__device__ void issue_tile(const AttentionArgs& a, int64_t b, int64_t row0, int64_t t0, int n,
-                           unsigned char* dst) {
+// The copies of one tile: consecutive threads copy consecutive 16-byte chunks of a row, so a warp
+// reads 512 contiguous bytes of the cache. (Device run 15 timed three orders at 256 x 8192: 8 rows
+// x 4 chunks per warp 1199 µs, 4 x 8 1196, this one 1177: the order is not what limits the kernel.)
+// The address arithmetic of 18 copies per thread was a third of the kernel's instructions, so
+// each thread's copy slots are planned once: for a contiguous cache a slot is a fixed element
+// offset from the tile's first row and a fixed place in the stage, and a tile costs a few adds
+// per copy (device run 15: 25 % fewer instructions, 1 % faster: the issue rate is not what limits
+// the kernel, docs/PERF.md). A paged cache looks each row up in the page table (issue_paged_tile).
+constexpr int kCopiesPerThread = kTileKeys * Tile::kChunks / kThreads;  // 18
+static_assert(kCopiesPerThread * kThreads == kTileKeys * Tile::kChunks);
+
+struct CopySlots {
+  uint32_t stage_offset[kCopiesPerThread];  // bytes into the stage
+  int32_t source_offset[kCopiesPerThread];  // elements from the tile's first cache row
+};
+
+__device__ __forceinline__ CopySlots plan_copies() {
+  CopySlots c;
+#pragma unroll
+  for (int k = 0; k < kCopiesPerThread; ++k) {
+    const int i = static_cast<int>(threadIdx.x) + k * kThreads;
+    const int r = i / Tile::kChunks, chunk = i % Tile::kChunks;
+    c.stage_offset[k] = static_cast<uint32_t>(Tile::chunk_offset_bytes(r, chunk));
+    c.source_offset[k] = r * kQkDim + chunk * 8;
+  }
+  return c;
+}
+
+// Keys t0 .. t0 + n - 1 of a contiguous cache (the request's first row is row0) into `dst`, rows
+// past n zero-filled: a slot's row is past n exactly when its offset is past n rows.
+__device__ __forceinline__ void issue_contiguous_tile(const AttentionArgs& a, const CopySlots& c,
+                                                      int64_t row0, int64_t t0, int n, unsigned char* dst) {
+  const uint16_t* tile = a.kv_bf16 + (row0 + t0) * kQkDim;
+  const int32_t end = n * kQkDim;
+#pragma unroll
+  for (int k = 0; k < kCopiesPerThread; ++k) {
+    const bool valid = c.source_offset[k] < end;
+    copy_16(dst + c.stage_offset[k], valid ? tile + c.source_offset[k] : a.kv_bf16, valid);
+  }
+}
+
+// The same through the page table (each row looked up).
+__device__ void issue_paged_tile(const AttentionArgs& a, int64_t b, int64_t t0, int n, unsigned char* dst) {
   for (int i = static_cast<int>(threadIdx.x); i < kTileKeys * Tile::kChunks; i += kThreads) {
     const int r = i / Tile::kChunks, chunk = i % Tile::kChunks;
     const bool valid = r < n;
-    const int64_t row = a.kv_indices == nullptr ? row0 + t0 + r : common::kv_row(a, b, t0 + r);
-    const uint16_t* src = valid ? a.kv_bf16 + row * kQkDim + chunk * 8 : a.kv_bf16;
+    const uint16_t* src = valid ? a.kv_bf16 + common::kv_row(a, b, t0 + r) * kQkDim + chunk * 8 : a.kv_bf16;
     copy_16(dst + Tile::chunk_offset_bytes(r, chunk), src, valid);
   }
 }
@@ -168,7 +204,9 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
   float* stat_m = stat_l + kNumHeads;
   const auto stage = [&](int s) { return smem + kOffStage + s * kStageBytes; };
   static_assert(kWarpgroups == 2, "the halves of Sᵀ are exchanged between two warpgroups");
-  constexpr sm90::KMajorLayout kPLayout{kTileKeys};  // P [head][key] as Oᵀ's B operand
+  // P [key][head] (heads contiguous) as Oᵀ's B operand read MN-major: a thread's two adjacent heads
+  // of a key are one 32-bit store.
+  constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
 
   const float score_scale = a.score_scale;
   const bool single_pass = a.num_splits == 0;
@@ -182,6 +220,11 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
   const int64_t per_split = single_pass ? len : (len + splits - 1) / splits;
   const int64_t first = split * per_split < len ? split * per_split : len;
   const int64_t end_of_split = first + per_split < len ? first + per_split : len;
+  const CopySlots slots = plan_copies();
+  const auto issue_tile = [&](int64_t t0, int n, unsigned char* dst) {
+    if (a.kv_indices == nullptr) issue_contiguous_tile(a, slots, row0, t0, n, dst);
+    else issue_paged_tile(a, b, t0, n, dst);
+  };
 
   for (int64_t i = 0; i < q_len; ++i) {
     const int64_t token = a.qo_indptr[b] + i;
@@ -202,7 +245,7 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
       copy_16(sq + Tile::chunk_offset_bytes(h, chunk), a.q_bf16 + (token * kNumHeads + h) * kQkDim + chunk * 8,
               true);
     }
-    if (tiles > 0) issue_tile(a, b, row0, first, keys_in(0), stage(0));
+    if (tiles > 0) issue_tile(first, keys_in(0), stage(0));
     copy_commit();
 
     float m_run[4], l_run[4];
@@ -221,7 +264,7 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
       fence_to_async();
       common::block_sync();
       if (t + 1 < tiles)
-        issue_tile(a, b, row0, first + static_cast<int64_t>(t + 1) * kTileKeys, keys_in(t + 1),
+        issue_tile(first + static_cast<int64_t>(t + 1) * kTileKeys, keys_in(t + 1),
                    stage((t + 1) % kStages));
       copy_commit();
       const unsigned char* kv = stage(t % kStages);
@@ -272,12 +315,14 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
         sum[c] = 0.0f;
       }
 #pragma unroll
-      for (int l = 0; l < Acc::ne; ++l) {
-        const float p = expf(s.x[l] - m_new[head_slot(l)]);  // masked: e^-inf = 0
-        sum[head_slot(l)] += p;
-        const int head = Acc::get_j(l), key = Acc::get_i(l);
-        *reinterpret_cast<uint16_t*>(sp + kPLayout.offset_bytes(head, key)) =
-            quant::f32_to_bf16(common::round_to_bf16(p));
+      for (int l = 0; l < Acc::ne; l += 2) {  // elements l, l + 1: one key, adjacent heads
+        const float p0 = expf(s.x[l] - m_new[head_slot(l)]);  // masked: e^-inf = 0
+        const float p1 = expf(s.x[l + 1] - m_new[head_slot(l + 1)]);
+        sum[head_slot(l)] += p0;
+        sum[head_slot(l + 1)] += p1;
+        *reinterpret_cast<uint32_t*>(sp + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+            common::pack_bf16(quant::f32_to_bf16(common::round_to_bf16(p0)),
+                              quant::f32_to_bf16(common::round_to_bf16(p1)));
       }
       reduce_heads<true>(sum, red_sum, wg);
 #pragma unroll
@@ -299,9 +344,9 @@ __global__ void __launch_bounds__(kThreads, 1) hopper_attention_kernel(Attention
 #pragma unroll
         for (int k = 0; k < kPvSteps; ++k) {
           const int k0 = k * sm90::kWgK16;
-          sm90::wgmma_bf16_m64n16k16<true>(
+          sm90::wgmma_bf16_m64n16k16<true, true>(
               o[v], sm90::descriptor_advance(v_desc, Tile::mn_major_start(v * sm90::kWgM, k0)),
-              sm90::descriptor_advance(p_desc, kPLayout.offset_bytes(0, k0)), true);
+              sm90::descriptor_advance(p_desc, kPLayout.offset_bytes(k0, 0)), true);
         }
       sm90::wgmma_commit();
       sm90::wgmma_wait<0>();

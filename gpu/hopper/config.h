@@ -8,8 +8,10 @@ namespace mlacheck::gpu::hopper {
 
 // Two warpgroups per block share each tile: the 64 keys of a tile are the M of Sᵀ = K Qᵀ and the
 // 64-dim chunks of the value the M of Oᵀ = Vᵀ Pᵀ (wgmma's M is 64); the 16 heads are N. Each
-// warpgroup takes half of Sᵀ's dims and half of Oᵀ's: the first version, one warpgroup, spent
-// 1263 µs at 256 x 8192 (device run 13) waiting on its own chain of 68 dependent products a tile.
+// warpgroup takes half of Sᵀ's dims and half of Oᵀ's. Measured (device run 15, 256 x 8192): one
+// warpgroup 1263 µs, two 1267 µs before the later changes: halving each warpgroup's chain of
+// products did not move the time (docs/PERF.md); two are kept as the producer-consumer design's
+// consumers.
 inline constexpr int kWarpgroups = 2;
 // Keys per tile = the online-softmax step (the emulation's softmax_tile): wgmma's M.
 inline constexpr int kTileKeys = 64;

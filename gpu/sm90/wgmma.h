@@ -46,6 +46,20 @@ struct KMajorLayout {
   __host__ __device__ constexpr int stride_bytes() const { return (k / 8) * kCoreBytes; }
 };
 
+// Byte offset of element (k, n) of a 16-bit operand stored MN-major (n contiguous: 8 n values of
+// one k make 16 bytes; core matrices of 8 k x 8 n, the n-adjacent ones kCoreBytes apart, the
+// k-adjacent ones n_extent / 8 x kCoreBytes apart). As a descriptor: LBO = the k step, SBO = the
+// n step (the same roles as DecodeTileLayout's MN-major read).
+struct MnMajorLayout {
+  int n;  // the operand's N (a multiple of 8)
+  __host__ __device__ constexpr int offset_bytes(int kk, int nn) const {
+    return (kk / kCoreRows) * leading_bytes() + (nn / 8) * kCoreBytes + (kk % kCoreRows) * 16 +
+           (nn % 8) * 2;
+  }
+  __host__ __device__ constexpr int leading_bytes() const { return (n / 8) * kCoreBytes; }
+  __host__ __device__ constexpr int stride_bytes() const { return kCoreBytes; }
+};
+
 // The descriptor of a no-swizzle operand at shared address `base` (16-byte aligned): start address,
 // LBO and SBO, each in units of 16 bytes (bits 0-13, 16-29, 32-45); base offset 0, swizzle mode 0
 // (bits 62-63).
@@ -159,8 +173,8 @@ __device__ __forceinline__ void wgmma_bf16_m64n64k16(WgTileC64x64& d, uint64_t d
 }
 
 // D (+)= A · Bᵀ over one K step of 16 with N = 16: A 64 x 16 (K-major, or with TransposeA its
-// transpose stored MN-major), B 16 x 16 K-major, bf16.
-template <bool TransposeA>
+// transpose stored MN-major), B 16 x 16 (K-major, or with TransposeB stored MN-major), bf16.
+template <bool TransposeA, bool TransposeB = false>
 __device__ __forceinline__ void wgmma_bf16_m64n16k16(WgTileC64x16& d, uint64_t desc_a,
                                                      uint64_t desc_b, bool accumulate) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -168,10 +182,11 @@ __device__ __forceinline__ void wgmma_bf16_m64n16k16(WgTileC64x16& d, uint64_t d
   asm volatile(
       "{\n .reg .pred acc;\n setp.ne.b32 acc, %10, 0;\n"
       " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, acc, 1, 1, %11, 0;\n}\n"
+      "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, acc, 1, 1, %11, %12;\n}\n"
       : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
         "+f"(x[7])
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0), "n"(TransposeA ? 1 : 0));
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0), "n"(TransposeA ? 1 : 0),
+        "n"(TransposeB ? 1 : 0));
 #else
   (void)d;
   (void)desc_a;
