@@ -61,10 +61,10 @@ CapturedRun capture_strategy(const ref::CaseSpec& spec, const gpu::Strategy& s,
   // that drift's emulation reads the same codes.
   GoldenCase c = generate_case(spec);
   if (cache.format == problem::KvFormat::fp8)
-    c.fp8 = Fp8CacheData{false, {cache.fp8.begin(), cache.fp8.end()}, cache.fp8_scale};
+    c.fp8 = Fp8CacheData{false, std::vector<uint8_t>(cache.fp8.begin(), cache.fp8.end()), cache.fp8_scale};
   if (cache.format == problem::KvFormat::mxfp4)
-    c.mxfp4 = Mxfp4CacheData{false, {cache.mxfp4.begin(), cache.mxfp4.end()},
-                             {cache.mxfp4_scale.begin(), cache.mxfp4_scale.end()}};
+    c.mxfp4 = Mxfp4CacheData{false, std::vector<uint8_t>(cache.mxfp4.begin(), cache.mxfp4.end()),
+                             std::vector<uint8_t>(cache.mxfp4_scale.begin(), cache.mxfp4_scale.end())};
   complete(c, {});
 
   // The launch, and its workspace as it left it.
