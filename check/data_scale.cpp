@@ -56,11 +56,11 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
   // block each channel is summed in row order; the loops run across channels (structure of arrays,
   // NaN / Inf masked to 0, which adds nothing to a sum of squares or a maximum of |x|) so that the
   // compiler vectorizes them: x^2 of a bf16 value is exact in float32, so the double sums are the
-  // ones an element-by-element loop gives. A row's squared norm is summed in kNormLanes interleaved
+  // ones an element-by-element loop gives. A row's squared norm is summed in kLanes interleaved
   // partial sums (fixed order), not one chain of 576 dependent adds.
   constexpr int64_t kRowsPerBlock = 1024;
-  constexpr std::size_t kNormLanes = 8;
-  static_assert(kDim % kNormLanes == 0 && kBlock % kNormLanes == 0);
+  constexpr std::size_t kLanes = 8;  // one 256-bit vector of float32 (AVX2), a divisor of 32 and 576
+  static_assert(kDim % kLanes == 0 && kBlock % kLanes == 0);
   // Each step over a row is its own loop of one type (float maxima and int32 counts within a block
   // of at most kRowsPerBlock rows, widened when the blocks merge: the same values), so that each
   // vectorizes.
@@ -85,7 +85,7 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
       const uint16_t* row = rows.data() + static_cast<std::size_t>(r) * kDim;
       int32_t finite_count = 0;
       for (std::size_t d = 0; d < kDim; ++d) {
-        const bool ok = (row[d] & 0x7F80u) != 0x7F80u;  // exponent not all ones: finite
+        const bool ok = quant::bf16_is_finite(row[d]);
         finite[d] = ok ? 1 : 0;
         finite_count += finite[d];
         x[d] = ok ? std::fabs(quant::bf16_to_f32(row[d])) : 0.0f;
@@ -98,17 +98,17 @@ void DataScaleAccumulator::add_cache_rows(int64_t first, std::span<const uint16_
       // The whole cache's and V's moments are summed from these.
       for (std::size_t d = 0; d < kDim; ++d) p.sum_sq[d] += static_cast<double>(sq[d]);
       for (std::size_t d = 0; d < kDim; ++d) p.abs_max[d] = std::max(p.abs_max[d], x[d]);
-      std::array<double, kNormLanes> norm{};
-      for (std::size_t d = 0; d < kDim; d += kNormLanes)
-        for (std::size_t l = 0; l < kNormLanes; ++l) norm[l] += static_cast<double>(sq[d + l]);
+      std::array<double, kLanes> norm{};
+      for (std::size_t d = 0; d < kDim; d += kLanes)
+        for (std::size_t l = 0; l < kLanes; ++l) norm[l] += static_cast<double>(sq[d + l]);
       double norm_sq = 0;
       for (double lane : norm) norm_sq += lane;
-      // A block's maximum in kNormLanes lanes: the maximum of values that are never NaN is the
+      // A block's maximum in kLanes lanes: the maximum of values that are never NaN is the
       // same in any order, and lanes let the compiler vectorize it (a chain of maxss does not).
       for (std::size_t b = 0; b < kBlocks; ++b) {
-        std::array<float, kNormLanes> lane{};
-        for (std::size_t d = b * kBlock; d < (b + 1) * kBlock; d += kNormLanes)
-          for (std::size_t l = 0; l < kNormLanes; ++l) lane[l] = std::max(lane[l], x[d + l]);
+        std::array<float, kLanes> lane{};
+        for (std::size_t d = b * kBlock; d < (b + 1) * kBlock; d += kLanes)
+          for (std::size_t l = 0; l < kLanes; ++l) lane[l] = std::max(lane[l], x[d + l]);
         float m = 0;
         for (float v : lane) m = std::max(m, v);
         p.blocks[b].add(m);

@@ -54,9 +54,10 @@ std::string cell(const check::PowerRow& declared, const check::PowerRow* free) {
                      declared.harness_rejects ? "rej" : "acc");
 }
 
-// Schedules at the ends of what a kernel may do: the most splits the merge takes (almost every P
-// rounded against another maximum than the single pass's), and an online softmax one key at a
-// time (every key before the row max rescaled after it was rounded).
+// Schedules at the ends of what a kernel may do: the most splits the merge takes
+// (problem::kMaxPlanSplits = 256; almost every P rounded against another maximum than the single
+// pass's), and an online softmax one key at a time (every key before the row max rescaled after
+// it was rounded).
 constexpr std::array kExtremeSchedules{"splits=256", "single,tile=1"};
 
 // The controls of the schedule-free gate: the same recipe emulated with other schedules (the

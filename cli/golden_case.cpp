@@ -80,8 +80,6 @@ std::vector<int32_t> read_indptr(const io::SafetensorsReader& f, std::string_vie
   return {v.begin(), v.end()};
 }
 
-bool is_finite_bf16(uint16_t b) { return (b & 0x7F80u) != 0x7F80u; }
-
 template <int width, class T, class Bad>
 std::optional<CachePosition> first_bad_read_element(const problem::Batch& b, std::span<const T> cache,
                                                     Bad bad) {
@@ -110,7 +108,7 @@ std::optional<CachePosition> first_bad_read_element(const problem::Batch& b, std
 // the first position. Unread cache rows may hold NaN on purpose (poisoning for kernel tests).
 void check_finite(const GoldenCase& c, const std::string& file) {
   for (std::size_t i = 0; i < c.q.size(); ++i)
-    if (!is_finite_bf16(c.q[i]))
+    if (!quant::bf16_is_finite(c.q[i]))
       throw io::Error(fmt::format("{}: tensor 'q' holds NaN/Inf at [{}, {}, {}] (bits 0x{:04X})", file,
                                   i / (kNumHeads * kQkDim), i / kQkDim % kNumHeads, i % kQkDim, c.q[i]));
   if (const auto p = first_nonfinite_kv(c.batch, c.kv)) {
@@ -159,7 +157,7 @@ void add_view(io::SafetensorsWriter& w, std::string_view name, io::DType dtype, 
 }  // namespace
 
 std::optional<CachePosition> first_nonfinite_kv(const problem::Batch& b, std::span<const uint16_t> kv) {
-  return first_bad_read_element<kQkDim>(b, kv, [](uint16_t v) { return !is_finite_bf16(v); });
+  return first_bad_read_element<kQkDim>(b, kv, [](uint16_t v) { return !quant::bf16_is_finite(v); });
 }
 std::optional<CachePosition> first_fp8_nan(const problem::Batch& b, std::span<const uint8_t> codes) {
   const uint8_t nan = quant::detail::fp8_nan_code(kGoldenFp8);  // 0x7F, 0xFF with the sign

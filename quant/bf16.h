@@ -19,6 +19,9 @@ MLACHECK_HD constexpr uint16_t f32_to_bf16(float x) noexcept {
   return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
 }
 
+// Finite (not NaN or ±Inf): the exponent field is not all ones.
+MLACHECK_HD constexpr bool bf16_is_finite(uint16_t b) noexcept { return (b & 0x7F80u) != 0x7F80u; }
+
 // Exact widening (§2.2); NaN payloads are kept.
 MLACHECK_HD constexpr float bf16_to_f32(uint16_t b) noexcept {
   return f32_from_bits(static_cast<uint32_t>(b) << 16);

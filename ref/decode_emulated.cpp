@@ -70,9 +70,9 @@ struct Workspace {
   // min(h, P)^2 v^2 and min(h, P) |v|; the unrounded P of the current step
   std::vector<float> p2v2, p2v, p2, pv_abs, under, under_abs, p_raw;
   std::vector<float> w2, w1, u2, u1;  // the per-key weights of those sums [n, 16]
-  // The same three sums over the keys at the row max (P = 1: unweighted), and how many there are
-  // per head: with them the sums cover every key, as a split partial's rounding does.
-  std::vector<float> max_v2, max_v, max_abs;  // [16, 512]
+  // Over the keys at the row max (P = 1: unweighted), sums of v^2, v and |v|, and how many there
+  // are per head: with them the sums cover every key, as a split partial's rounding does.
+  std::vector<float> max_v_sq, max_v_sum, max_v_abs;  // [16, 512]
   float max_keys[kNumHeads];
   std::vector<float> flip_w, flip_acc;  // p_flips: step sizes [n, 16], their sum against |V|
   std::vector<float> part_flip;         // [splits, 16, 512]
@@ -174,11 +174,13 @@ void accumulate_sensitivity(const Context& c, int64_t b, int64_t t0, int64_t n, 
       // Keys at the row max, unweighted (usually one per head: a loop is cheaper than a product).
       for (int h = 0; h < kNumHeads; ++h) {
         if (ws.p_raw[static_cast<std::size_t>(j0 + j) * kNumHeads + h] != 1.0f) continue;
-        float *v2 = &ws.max_v2[h * kVDim], *v1 = &ws.max_v[h * kVDim], *va = &ws.max_abs[h * kVDim];
+        float* sq = &ws.max_v_sq[h * kVDim];
+        float* sum = &ws.max_v_sum[h * kVDim];
+        float* abs = &ws.max_v_abs[h * kVDim];
         for (int d = 0; d < kVDim; ++d) {
-          v2[d] += ws.v_sq[j * kVDim + d];
-          v1[d] += v[d];
-          va[d] += ws.v_abs[j * kVDim + d];
+          sq[d] += ws.v_sq[j * kVDim + d];
+          sum[d] += v[d];
+          abs[d] += ws.v_abs[j * kVDim + d];
         }
       }
     }
@@ -210,11 +212,11 @@ void finish_sensitivity(const Context& c, const Workspace& ws, const float* l, c
       q.spread_abs[i] = static_cast<float>(ws.pv_abs[i] / lh);
       q.underflow[i] = static_cast<float>(std::sqrt(static_cast<double>(ws.under[i])) / lh);
       q.underflow_abs[i] = static_cast<float>(ws.under_abs[i] / lh);
-      const double plain_all = plain + ws.max_v2[i];
-      const double centred_all = plain_all - 2 * o * (ws.p2v[i] + ws.max_v[i]) +
+      const double plain_all = plain + ws.max_v_sq[i];
+      const double centred_all = plain_all - 2 * o * (ws.p2v[i] + ws.max_v_sum[i]) +
                                  o * o * (ws.p2[h] + ws.max_keys[h]);
       q.spread_all[i] = static_cast<float>(std::sqrt(std::max({plain_all, centred_all, 0.0})) / lh);
-      q.abs_all[i] = static_cast<float>((ws.pv_abs[i] + ws.max_abs[i]) / lh);
+      q.abs_all[i] = static_cast<float>((ws.pv_abs[i] + ws.max_v_abs[i]) / lh);
     }
 }
 
@@ -280,9 +282,9 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
     ws.pv_abs.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
     ws.under_abs.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
     ws.p2.assign(kNumHeads, 0.0f);
-    ws.max_v2.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
-    ws.max_v.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
-    ws.max_abs.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
+    ws.max_v_sq.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
+    ws.max_v_sum.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
+    ws.max_v_abs.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
     std::fill(ws.max_keys, ws.max_keys + kNumHeads, 0.0f);
   }
   for (int64_t t0 = a; t0 < end; t0 += step) {

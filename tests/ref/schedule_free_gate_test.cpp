@@ -90,7 +90,9 @@ TEST(ScheduleFreeGate, AcceptsTheRecipeUnderAnySchedule) {
   const std::vector<problem::Schedule> schedules{
       problem::Schedule::uniform(2), problem::Schedule::uniform(7, 16),
       problem::parse_schedule("split-len=50,tile=32"), problem::parse_schedule("chunk=33"),
-      problem::Schedule::single(64), problem::Schedule::uniform(32)};
+      problem::Schedule::single(64), problem::Schedule::uniform(32),
+      // The extremes `mlacheck power` uses as controls (cli/cmd_power.cpp kExtremeSchedules).
+      problem::Schedule::uniform(problem::kMaxPlanSplits), problem::Schedule::single(1)};
   // One seed per profile keeps this in CI's budget; MLACHECK_TEST_SEED picks another.
   for (Profile p : {Profile::harness, Profile::peaked, Profile::outliers})
     for (uint64_t seed : {test::seeds().front()}) {
