@@ -41,7 +41,7 @@ constexpr std::string_view kWhyPersistent =
 
 constexpr Tunables kHopper{0, 0, true, hopper::kTileKeys};
 constexpr std::string_view kWhyHopper =
-    "first version, not tuned: one warpgroup, 64-key tiles, 2 stages (gpu/hopper/config.h); splits: "
+    "a producer warp (bulk tensor copies) and two consumer warpgroups, 64-key tiles, 2 stages (gpu/hopper/config.h); splits: "
     "the mma family's wave model with this tile";
 
 constexpr Row kTable[] = {

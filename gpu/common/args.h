@@ -46,6 +46,7 @@ struct AttentionArgs {
   const uint8_t* q_mxfp4_scale = nullptr;  // [T, 16, 18] E8M0        (mxfp4)
   const float* q_scale = nullptr;          // [1] per-tensor Q scale; nullptr: unscaled
   // KV cache in the instance's format.
+  int64_t cache_rows = 0;                   // N (the bulk tensor copies' map: rows past N land as 0)
   const uint16_t* kv_bf16 = nullptr;        // [N, 576]
   const uint8_t* kv_fp8 = nullptr;          // [N, 576]
   const uint8_t* kv_mxfp4 = nullptr;        // [N, 288]

@@ -120,6 +120,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
   a.q_mxfp4 = r.q == problem::QFormat::mxfp4_dynamic ? qa.codes : nullptr;
   a.q_mxfp4_scale = qa.block_scales;
   a.q_scale = qa.scale;  // present exactly for the scaled fp8 formats (workspace_layout)
+  a.cache_rows = p.cache_rows;
   a.kv_bf16 = p.kv_bf16;
   a.kv_fp8 = p.kv_fp8;
   a.kv_mxfp4 = p.kv_mxfp4;

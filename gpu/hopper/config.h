@@ -15,8 +15,8 @@ namespace mlacheck::gpu::hopper {
 inline constexpr int kWarpgroups = 2;
 // Keys per tile = the online-softmax step (the emulation's softmax_tile): wgmma's M.
 inline constexpr int kTileKeys = 64;
-// Copy-pipeline depth: two tiles of 64 rows x 1152 bytes (144 KB) beside Q (18 KB) and P fit the
-// 227 KB of shared memory; a deeper ring is the producer-warp version's (issue 10).
+// Copy-pipeline depth: two tiles of 64 rows x 1152 bytes (144 KB) beside Q (18 KB), P and the
+// exchange buffers fill the 227 KB of shared memory.
 inline constexpr int kStages = 2;
 // The split rule's constants (gpu/fast/split_rule.h's model): a block's fixed cost in tiles, as the
 // mma family measured it (data/tunables/fast.def kBlockOverheadTiles; not re-measured here).

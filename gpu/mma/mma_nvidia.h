@@ -191,6 +191,16 @@ __device__ __forceinline__ void bulk_copy(void* dst, const void* src, uint32_t b
 #endif
 }
 
+// This thread's plain arrival for the current phase (no bytes announced): a reader saying that it
+// is done with the data of this phase, on a barrier initialised with one arrival per reader.
+__device__ __forceinline__ void bulk_barrier_arrive(BulkBarrier* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" : : "r"(shared_address(bar)) : "memory");
+#else
+  __trap();
+#endif
+}
+
 // Waits until the barrier's phase of parity `phase` (0, 1, 0, ... for its successive phases) has
 // completed: every arrival made and every announced byte landed, and visible to this thread.
 __device__ __forceinline__ void bulk_barrier_wait(BulkBarrier* bar, uint32_t phase) {

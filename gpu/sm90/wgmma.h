@@ -80,6 +80,49 @@ __device__ __forceinline__ uint64_t descriptor_advance(uint64_t desc, uint32_t b
   return desc + (bytes >> 4);
 }
 
+// The descriptor of an operand in the 128-byte-swizzle layout (PTX "Shared Memory Matrix Layout",
+// swizzle mode 1): rows of 128 bytes whose 16-byte chunks sit at chunk ^ (row % 8), the pattern
+// repeating every 8 rows (1024 bytes; the region must be 1024-byte aligned, as the bulk tensor
+// copy writes it). K-major (A or B with K contiguous: rows = M / N): SBO = the 8-row step, LBO
+// unused; a product over K elements 16 j .. 16 j + 15 of the 64 a row holds starts 32 j bytes in.
+// MN-major (M / N contiguous: rows = K): SBO = the step between groups of 8 K rows, LBO the step
+// between 64-element spans of M / N (unused where M / N is 64).
+__device__ __forceinline__ uint64_t smem_descriptor_sw128(const void* base, uint32_t leading_bytes,
+                                                          uint32_t stride_bytes) {
+  return smem_descriptor(base, leading_bytes, stride_bytes) | (uint64_t{1} << 62);
+}
+
+// A tile of `rows` cache rows x 576 bf16 as the bulk tensor copy lands it with 128-byte swizzle:
+// nine boxes of 64 dims, box b a block of rows x 128 bytes at b x rows x 128, dims 64 b + 8 c ..
+// + 7 of row r at r x 128 + 16 (c ^ r % 8). Read K-major (rows = M, dims = K) it is Sᵀ = K Qᵀ's
+// A operand (and, with 16 rows, Qᵀ's B operand); read MN-major (dims = M, rows = K) the same bytes
+// are Oᵀ = Vᵀ Pᵀ's transposed A operand Vᵀ. One tile serves both products without a second copy.
+template <int Rows>
+struct Swizzle128Tile {
+  static_assert(Rows % kCoreRows == 0, "whole 8-row swizzle atoms");
+  static constexpr int kBoxDims = 64;
+  static constexpr int kBoxes = 576 / kBoxDims;  // 9
+  static constexpr int kRowBytes = 128;
+  static constexpr int kBoxBytes = Rows * kRowBytes;
+  static constexpr int kBytes = kBoxes * kBoxBytes;
+  static constexpr int kAtomBytes = kCoreRows * kRowBytes;  // 1024: the swizzle's period
+  // Byte of the 16-byte chunk holding dims 8 chunk .. 8 chunk + 7 of `row`.
+  __host__ __device__ static constexpr int chunk_offset_bytes(int row, int chunk) {
+    return (chunk / 8) * kBoxBytes + row * kRowBytes + 16 * ((chunk % 8) ^ (row % kCoreRows));
+  }
+  // K-major read (Sᵀ's A, Qᵀ's B): the product over dims k0 .. k0 + 15 (k0 a multiple of 16) of
+  // rows 0 .. 63 starts here; SBO = one atom.
+  __host__ __device__ static constexpr int k_major_start(int k0) {
+    return (k0 / kBoxDims) * kBoxBytes + (k0 % kBoxDims) * 2;
+  }
+  // MN-major read (Vᵀ): dims m0 .. m0 + 63 (m0 a multiple of 64) and rows k0 .. k0 + 15 (k0 a
+  // multiple of 8) start here; SBO = one atom (8 rows), LBO = one box (the next 64 dims).
+  __host__ __device__ static constexpr int mn_major_start(int m0, int k0) {
+    return (m0 / kBoxDims) * kBoxBytes + k0 * kRowBytes;
+  }
+  static constexpr int kStride = kAtomBytes, kLeading = kBoxBytes;
+};
+
 // 64 x 64 float32 accumulator of one warpgroup (layout at the top).
 struct WgTileC64x64 {
   static constexpr int kN = 64;
