@@ -107,6 +107,7 @@ int run_compare(const CompareOptions& o) {
   options.empty_rows = empty_rows;
   std::vector<uint16_t> emulated;
   std::vector<float> emulated_lse;
+  std::vector<float> sum_rounding;  // the LSE's rounded-P row sum term (check/lse.h)
   std::string emulation_source;
   if (schedule) {
     schedule->check_fits(g.inputs.batch.kv_indptr());
@@ -131,6 +132,7 @@ int run_compare(const CompareOptions& o) {
     }
     emulated = std::move(e.out);
     emulated_lse = std::move(e.lse);
+    sum_rounding = std::move(e.row_sum_rounding);
   } else {
     ProgressPrinter progress(fmt::format("emulate {} (single pass + weight sensitivity)",
                                          problem::spell(recipe)));
@@ -139,6 +141,7 @@ int run_compare(const CompareOptions& o) {
     options.kernel = std::move(f.bound);
     emulated = std::move(f.emulation.out);
     emulated_lse = std::move(f.emulation.lse);
+    sum_rounding = std::move(f.emulation.row_sum_rounding);
     emulation_source = "emulated on the fly (single pass; no --schedule: schedule-free bound)";
   }
   const check::Gate gate(recipe, g.data, g.layout, g.exact, emulated, std::move(options));
@@ -146,12 +149,14 @@ int run_compare(const CompareOptions& o) {
   const std::vector<check::WrongAnswer> wrong{check::all_zeros(gate.layout())};
   const check::PowerReport power = check::score_power(gate, wrong);
 
-  // The kernel's LSE, where it saved one, against the emulation's (any schedule gives the same
-  // LSE up to float32 rounding: P's rounding never enters the row sum).
+  // The kernel's LSE, where it saved one, against the emulation's: any schedule gives the same
+  // LSE up to float32 rounding where the kernel sums the unrounded P, and within the row-sum
+  // rounding term (check/lse.h) where it sums the rounded P it multiplies V by.
   std::optional<check::LseReport> lse;
   if (emulated_lse.empty() && out_file.contains(o.lse_tensor)) {
     ref::EmulatedResult e = g.emulate(recipe, problem::Schedule::single());
     emulated_lse = std::move(e.lse);
+    sum_rounding = std::move(e.row_sum_rounding);
   }
   if (out_file.contains(o.lse_tensor)) {
     std::vector<float> got = *read_lse_tensor(out_file, o.lse_tensor, g.inputs.batch.total_q());
@@ -159,7 +164,7 @@ int run_compare(const CompareOptions& o) {
       for (int64_t t = 0; t < g.layout.tokens(); ++t)
         if (g.layout.visible_kv(t) == 0)
           for (int h = 0; h < 16; ++h) got[static_cast<std::size_t>(t * 16 + h)] = emulated_lse[static_cast<std::size_t>(t * 16 + h)];
-    lse = check::check_lse(got, emulated_lse, g.layout);
+    lse = check::check_lse(got, emulated_lse, g.layout, sum_rounding);
   }
   const bool pass = report.pass() && (!lse || lse->pass());
 
@@ -170,9 +175,10 @@ int run_compare(const CompareOptions& o) {
   if (lse)
     fmt::print("\nlse ({}): {}  {} rows of another class (-inf / NaN), {} beyond the bound; worst "
                "{:.1f} units of 2^-23 (|lse| + 1), allowed {:.1f} there ({} + the row sum's "
-               "grouping term, check/lse.h)\n",
+               "grouping term{}, check/lse.h)\n",
                o.lse_tensor, lse->pass() ? "PASS" : "FAIL", lse->class_mismatches, lse->beyond,
-               lse->worst_units, lse->worst_allowed_units, check::kLseUnits);
+               lse->worst_units, lse->worst_allowed_units, check::kLseUnits,
+               lse->row_sum_rounding ? " + P's rounding in a row sum of rounded P" : "");
   fmt::print("\nVERDICT: {}\n", pass ? "PASS" : "FAIL");
   if (!pass) {
     fmt::print("repro: {}\n", repro_line(o, recipe));
@@ -194,7 +200,8 @@ int run_compare(const CompareOptions& o) {
                   {"class_mismatches", lse->class_mismatches},
                   {"worst_units", lse->worst_units},
                   {"allowed_units", lse->worst_allowed_units},
-                  {"rows_beyond", lse->beyond}};
+                  {"rows_beyond", lse->beyond},
+                  {"row_sum_rounding_term", lse->row_sum_rounding}};
     if (!pass) j["repro"] = repro_line(o, recipe);
     write_json_report(*o.json, j);
   }

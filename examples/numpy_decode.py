@@ -35,6 +35,7 @@ SPLITS = 4  # split-K ranges per request
 TILE = 64  # keys per online-softmax step inside a range
 BASE2 = True  # softmax in base 2 (exp2 of scores scaled by log2 e)
 P_TYPE = "bf16"  # what P is rounded to before P.V: bf16, f16 or f32 (not rounded)
+L_ROUNDED = False  # sum the row sum l from the rounded P (the P that multiplies V), as some kernels do
 
 LOG2E = np.float32(math.log2(math.e))
 LN2 = np.float32(math.log(2.0))
@@ -94,8 +95,8 @@ def split_partials(q, k, v, n_req, n_visible):
             m_new = np.maximum(m, x.max(axis=1))
             alpha = exp(m - m_new)  # 0 on the first tile (m = -inf)
             p = exp(x - m_new[:, None])
-            l = l * alpha + p.sum(axis=1, dtype=F32)
             p_rounded = round_p(p)  # P into P.V
+            l = l * alpha + (p_rounded if L_ROUNDED else p).sum(axis=1, dtype=F32)
             acc = acc * alpha[:, None] + p_rounded @ v[t0:t1]
             m = m_new
         p_out[s] = acc / l[:, None]
@@ -153,7 +154,7 @@ def decode(t, page_size, merge_fn=merge):
 
 
 def main(argv=None, merge_fn=merge):
-    global SPLITS, TILE, BASE2, P_TYPE
+    global SPLITS, TILE, BASE2, P_TYPE, L_ROUNDED
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("golden", help="mlacheck golden file (inputs are read from it)")
     ap.add_argument("output", help="safetensors file to write: out, lse, partial_out, partial_lse")
@@ -161,8 +162,11 @@ def main(argv=None, merge_fn=merge):
     ap.add_argument("--tile", type=int, default=TILE, help="keys per online-softmax step")
     ap.add_argument("--base", choices=["e", "2"], default="2" if BASE2 else "e")
     ap.add_argument("--p", choices=["bf16", "f16", "f32"], default=P_TYPE)
+    ap.add_argument("--l-rounded", action="store_true",
+                    help="sum the row sum from the rounded P instead of the unrounded one")
     args = ap.parse_args(argv)
     SPLITS, TILE, BASE2, P_TYPE = args.splits, args.tile, args.base == "2", args.p
+    L_ROUNDED = args.l_rounded
     t, page_size = load_inputs(args.golden)
     result = decode(t, page_size, merge_fn)
     save_file(result, args.output)

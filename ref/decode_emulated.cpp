@@ -40,6 +40,7 @@ struct Context {
   const EmulationOptions& options;
   float p_min_normal;           // the P format's smallest normal (sensitivity's underflow set)
   float p_half_subnormal_step;  // h: the largest RNE error below it
+  float p_unit_roundoff;        // the largest relative RNE error of a normal P (0: f32 P)
 };
 
 // Where one query's optional outputs go (null when not asked for).
@@ -49,6 +50,8 @@ struct QueryOut {
   float* out_f32 = nullptr;
   float* partial_out = nullptr;  // [S, 16, 512]
   float* partial_lse = nullptr;  // [S, 16]
+  float* sum_rounding = nullptr;          // [16]
+  float* partial_sum_rounding = nullptr;  // [S, 16]
   float* spread = nullptr;         // [16, 512]
   float* spread_abs = nullptr;     // [16, 512]
   float* underflow = nullptr;      // [16, 512]
@@ -66,6 +69,7 @@ struct Workspace {
   std::vector<float> acc;       // [16, 512]
   std::vector<float> part_o;    // [splits, 16, 512]
   std::vector<float> part_lse;  // [splits, 16]
+  std::vector<float> part_sum_rounding;  // [splits, 16]
   // sensitivity: sums over keys of P^2 v^2, P^2 v, P^2, P |v| and, over keys whose P underflows,
   // min(h, P)^2 v^2 and min(h, P) |v|; the unrounded P of the current step
   std::vector<float> p2v2, p2v, p2, pv_abs, under, under_abs, p_raw;
@@ -258,12 +262,15 @@ void accumulate_flips(const Context& c, int64_t b, int64_t t0, int64_t n, Worksp
 // normalized output o [16, 512] (float32, before the partial format) and lse [16] (base b).
 // The loops over a step's keys run over t outside and the heads inside, so they vectorize across
 // heads; each head's max and sum still go in order of t.
+// sum_rounding [16]: EmulatedResult::row_sum_rounding of the split (its own running maxima).
 void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visible, Workspace& ws,
-               float* o, float* lse, const QueryOut* sens = nullptr, float* flip_o = nullptr) {
+               float* o, float* lse, float* sum_rounding, const QueryOut* sens = nullptr,
+               float* flip_o = nullptr) {
   const int64_t end = std::min(e, visible);
   if (end <= a) {
     std::fill(o, o + kNumHeads * kVDim, 0.0f);
     std::fill(lse, lse + kNumHeads, kNegInf);
+    std::fill(sum_rounding, sum_rounding + kNumHeads, 0.0f);
     if (flip_o) std::fill(flip_o, flip_o + kNumHeads * kVDim, 0.0f);
     return;
   }
@@ -271,8 +278,10 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
   const problem::SoftmaxBase base = c.recipe.base;
   const bool base2 = base == problem::SoftmaxBase::two;
   float m[kNumHeads], l[kNumHeads], m_new[kNumHeads], alpha[kNumHeads], sum[kNumHeads];
+  double rounding[kNumHeads];  // sum_j e_j of row_sum_rounding, rescaled with l
   std::fill(m, m + kNumHeads, kNegInf);
   std::fill(l, l + kNumHeads, 0.0f);
+  std::fill(rounding, rounding + kNumHeads, 0.0);
   ws.acc.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
   const int64_t step = c.schedule.softmax_tile > 0 ? c.schedule.softmax_tile : e - a;
   if (sens) {
@@ -312,11 +321,22 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
     std::fill(sum, sum + kNumHeads, 0.0f);
     for (int64_t t = 0; t < n; ++t)
       for (int h = 0; h < kNumHeads; ++h) sum[h] += s[t * kNumHeads + h];
+    // What rounding each P of the step could change in a row sum of rounded P (row_sum_rounding).
+    double step_rounding[kNumHeads] = {};
+    if (c.p_unit_roundoff > 0)
+      for (int64_t t = 0; t < n; ++t)
+        for (int h = 0; h < kNumHeads; ++h) {
+          const float raw = s[t * kNumHeads + h];
+          step_rounding[h] += raw == 1.0f              ? 0.0
+                              : raw < c.p_min_normal ? std::min(c.p_half_subnormal_step, raw)
+                                                     : static_cast<double>(c.p_unit_roundoff) * raw;
+        }
     if (sens) ws.p_raw.assign(s, s + n * kNumHeads);
     const bool flips = flip_o && flip_weights(c, s, n, ws);  // before P is rounded
     round_p(c.recipe.p, c.recipe.fp8, s, n * kNumHeads);
     for (int h = 0; h < kNumHeads; ++h) {
       l[h] = l[h] * alpha[h] + sum[h];
+      rounding[h] = rounding[h] * alpha[h] + step_rounding[h];
       float* acc = ws.acc.data() + h * kVDim;
       for (int d = 0; d < kVDim; ++d) acc[d] *= alpha[h];
       if (flip_o)
@@ -338,6 +358,7 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
             ws.flip_acc[h * kVDim + d] / l[h] * (c.scales.out_scaled ? c.scales.out : 1.0f);
     }
     lse[h] = m[h] + log_b(base, l[h]);
+    sum_rounding[h] = static_cast<float>(rounding[h] / l[h]);
   }
 }
 
@@ -370,6 +391,19 @@ float p_half_subnormal_step(const problem::Recipe& r) {
   return 0.0f;
 }
 
+// 2^-(m + 1): the largest relative RNE error of a normal value of the P format; 0 for f32 P.
+float p_unit_roundoff(const problem::Recipe& r) {
+  switch (r.p) {
+    case problem::PFormat::f32: return 0.0f;
+    case problem::PFormat::bf16:
+      return std::ldexp(1.0f, -(quant::format_info(quant::ElemFormat::bf16).mant_bits + 1));
+    case problem::PFormat::f16: return std::ldexp(1.0f, -(10 + 1));
+    case problem::PFormat::fp8:
+      return std::ldexp(1.0f, -(quant::format_info(quant::elem_format(r.fp8)).mant_bits + 1));
+  }
+  return 0.0f;
+}
+
 float natural_lse(problem::SoftmaxBase base, float lse) {
   if (base == problem::SoftmaxBase::e) return lse;
   return static_cast<float>(static_cast<double>(lse) * detmath::detail::kLn2);
@@ -386,20 +420,23 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const Q
   const problem::SoftmaxBase base = c.recipe.base;
   uint16_t* out = q_out.out;
   float* lse = q_out.lse;
-  const auto keep_partial = [&](int sp, const float* o, const float* ls) {
+  const auto keep_partial = [&](int sp, const float* o, const float* ls, const float* sr) {
     if (!q_out.partial_out) return;
     std::copy(o, o + kNumHeads * kVDim, q_out.partial_out + static_cast<int64_t>(sp) * kNumHeads * kVDim);
     for (int h = 0; h < kNumHeads; ++h) q_out.partial_lse[sp * kNumHeads + h] = natural_lse(base, ls[h]);
+    std::copy(sr, sr + kNumHeads, q_out.partial_sum_rounding + sp * kNumHeads);
   };
 
   if (!c.schedule.split_k()) {  // no split-K
     float* o = ws.part_o.data();
     float* ls = ws.part_lse.data();
-    run_split(c, b, 0, len, visible, ws, o, ls, q_out.spread ? &q_out : nullptr, q_out.flip);
+    float* sr = ws.part_sum_rounding.data();
+    run_split(c, b, 0, len, visible, ws, o, ls, sr, q_out.spread ? &q_out : nullptr, q_out.flip);
     for (int e = 0; e < kNumHeads * kVDim; ++e) out[e] = quant::f32_to_bf16(o[e]);
     if (q_out.out_f32) std::copy(o, o + kNumHeads * kVDim, q_out.out_f32);
     for (int h = 0; h < kNumHeads; ++h) lse[h] = natural_lse(base, ls[h]);
-    keep_partial(0, o, ls);
+    std::copy(sr, sr + kNumHeads, q_out.sum_rounding);
+    keep_partial(0, o, ls, sr);
     return;
   }
 
@@ -408,13 +445,21 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const Q
   for (int sp = 0; sp < num_splits; ++sp) {
     float* o = ws.part_o.data() + static_cast<int64_t>(sp) * kNumHeads * kVDim;
     float* ls = ws.part_lse.data() + sp * kNumHeads;
+    float* sr = ws.part_sum_rounding.data() + sp * kNumHeads;
     run_split(c, b, ranges[static_cast<std::size_t>(sp)].begin,
-              ranges[static_cast<std::size_t>(sp)].end, visible, ws, o, ls, nullptr,
+              ranges[static_cast<std::size_t>(sp)].end, visible, ws, o, ls, sr, nullptr,
               q_out.flip ? ws.part_flip.data() + static_cast<int64_t>(sp) * kNumHeads * kVDim
                          : nullptr);
     if (c.recipe.partial == problem::PartialFormat::bf16)
       for (int e2 = 0; e2 < kNumHeads * kVDim; ++e2) o[e2] = round_to_bf16(o[e2]);
-    keep_partial(sp, o, ls);
+    keep_partial(sp, o, ls, sr);
+  }
+  // The merged row sum is a positive combination of the splits' sums: its relative change is at
+  // most the largest of theirs.
+  for (int h = 0; h < kNumHeads; ++h) {
+    float worst = 0.0f;
+    for (int sp = 0; sp < num_splits; ++sp) worst = std::max(worst, ws.part_sum_rounding[sp * kNumHeads + h]);
+    q_out.sum_rounding[h] = worst;
   }
 
   // LSE merge, per head, splits in order.
@@ -522,7 +567,7 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
   const EmulatedQ q = quantize_q(q_bf16, q_recipe);
   const float p_min_normal = p_smallest_normal(recipe);
   const Context c{batch, recipe, q, kv, emulated_scales(q_recipe, q, kv), kernels(), schedule,
-                  options, p_min_normal, p_half_subnormal_step(recipe)};
+                  options, p_min_normal, p_half_subnormal_step(recipe), p_unit_roundoff(recipe)};
   const int64_t most_splits =
       std::max<int64_t>(schedule.max_ranges(batch.num_requests(), batch.max_kv_len()), 1);
 
@@ -531,11 +576,13 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
   EmulatedResult r;
   r.out.assign(T * row_values, quant::f32_to_bf16(0.0f));
   r.lse.assign(T * kNumHeads, kNegInf);
+  r.row_sum_rounding.assign(T * kNumHeads, 0.0f);
   if (options.keep_f32_output) r.out_f32.assign(T * row_values, 0.0f);
   if (options.capture_partials) {
     r.partial_splits = most_splits;
     r.partial_out.assign(T * static_cast<std::size_t>(most_splits) * row_values, 0.0f);
     r.partial_lse.assign(T * static_cast<std::size_t>(most_splits) * kNumHeads, kNegInf);
+    r.partial_sum_rounding.assign(T * static_cast<std::size_t>(most_splits) * kNumHeads, 0.0f);
   }
   if (options.sensitivity) {
     r.pv_spread.assign(T * row_values, 0.0f);
@@ -562,6 +609,7 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
     ws.rows.resize(kKeyChunk * kQkDim);
     ws.part_o.resize(static_cast<std::size_t>(most_splits) * row_values);
     ws.part_lse.resize(static_cast<std::size_t>(most_splits) * kNumHeads);
+    ws.part_sum_rounding.resize(static_cast<std::size_t>(most_splits) * kNumHeads);
     if (options.p_flips) ws.part_flip.resize(static_cast<std::size_t>(most_splits) * row_values);
     // One thread computes a request start to end: the schedule cannot change a bit.
 #pragma omp for schedule(dynamic, 1)
@@ -570,10 +618,13 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
       for (int64_t i = 0; i < batch.q_len(b); ++i) {
         const auto row = static_cast<std::size_t>(batch.qo_indptr()[b] + i);
         QueryOut qo{r.out.data() + row * row_values, r.lse.data() + row * kNumHeads};
+        qo.sum_rounding = r.row_sum_rounding.data() + row * kNumHeads;
         if (options.keep_f32_output) qo.out_f32 = r.out_f32.data() + row * row_values;
         if (options.capture_partials) {
           qo.partial_out = r.partial_out.data() + row * static_cast<std::size_t>(most_splits) * row_values;
           qo.partial_lse = r.partial_lse.data() + row * static_cast<std::size_t>(most_splits) * kNumHeads;
+          qo.partial_sum_rounding =
+              r.partial_sum_rounding.data() + row * static_cast<std::size_t>(most_splits) * kNumHeads;
         }
         if (options.sensitivity) {
           qo.spread = r.pv_spread.data() + row * row_values;

@@ -74,6 +74,15 @@ struct EmulatedResult {
   int64_t partial_splits = 0;        // S
   std::vector<float> partial_out;    // [total_q, S, 16, 512]
   std::vector<float> partial_lse;    // [total_q, S, 16]
+  std::vector<float> partial_sum_rounding;  // [total_q, S, 16]: row_sum_rounding of each split
+  // row_sum_rounding [total_q, 16]: how far, relative, a kernel that sums the row sum l from the
+  // rounded P (as some do: the P that multiplies V) can move l, so its LSE by -ln(1 - this): sum
+  // over the keys of the largest rounding error of P_j in the P format (0 at P = 1 exactly, u P_j
+  // for normal P_j, min(h, P_j) below the smallest normal), over l; against the running maxima of
+  // this emulation's schedule (a single pass's row max bounds every schedule's: a larger P_j c in
+  // units of a smaller running max has the same relative and a smaller absolute error), the split
+  // partials' largest for the merged row. 0 for f32 P.
+  std::vector<float> row_sum_rounding;
   // sensitivity, per element (t, h, d), with w_j = P_j / l the weight of key j (P rounded), v_j
   // its V value (times the output scale), o = sum_j w_j v_j, sums over the keys not at the row max
   // (P = 1 exactly there in every schedule), U = the keys whose unrounded P_j is below the P

@@ -62,6 +62,31 @@ TEST(CheckLse, TheRowSumsGroupingGrowsWithTheKeys) {
   EXPECT_GT(lse_tolerance(ref, 4096), lse_tolerance(ref, 16));
 }
 
+// The rounded-P row sum term (check/lse.h): a row whose l a kernel may move by a relative delta
+// admits an LSE off by -ln(1 - delta) and no more; without deltas, or with 0, nothing changes.
+// bf16 P's largest delta, 2^-8 (every non-max P of the row normal), still rejects the base-2 LSE
+// and a split of 8 left out of the merge.
+TEST(CheckLse, ARowSumOfRoundedPMovesTheLseByAtMostItsDelta) {
+  const double ref = 3.0, delta = 0x1p-8;
+  const double shift = -std::log1p(-delta);
+  const std::vector<float> want = per_token({static_cast<float>(ref)});
+  const std::vector<float> deltas(H, static_cast<float>(delta));
+  const OutputLayout row({0}, {1024});
+  const auto at = [&](double lse) { return per_token({static_cast<float>(lse)}); };
+  EXPECT_TRUE(check_lse(at(ref + shift), want, row, deltas).pass());
+  EXPECT_TRUE(check_lse(at(ref - shift), want, row, deltas).pass());
+  EXPECT_FALSE(check_lse(at(ref + shift), want, row).pass());  // no deltas: the plain tolerance
+  EXPECT_FALSE(check_lse(at(ref + shift), want, row, std::vector<float>(H, 0.0f)).pass());
+  const double slack = lse_tolerance(ref, 1024) + 1e-6;  // past the term by more than the rest
+  EXPECT_FALSE(check_lse(at(ref + shift + slack), want, row, deltas).pass());
+  EXPECT_FALSE(check_lse(at(ref / std::log(2.0)), want, row, deltas).pass());
+  EXPECT_FALSE(check_lse(at(ref - std::log(8.0 / 7)), want, row, deltas).pass());
+  EXPECT_TRUE(check_lse(at(ref + shift), want, row, deltas).row_sum_rounding);
+  EXPECT_NEAR(lse_tolerance(ref, 1024, delta) - lse_tolerance(ref, 1024), shift, 1e-12);
+  EXPECT_EQ(lse_tolerance(ref, 1024, 1.0), INFINITY);  // every key's P may round away: any l
+  EXPECT_THROW(check_lse(want, want, row, std::vector<float>(H + 1, 0.0f)), std::invalid_argument);
+}
+
 TEST(CheckLse, ClassesMustMatch) {
   const OutputLayout layout({0, 0, 0}, {0, 5, 5});
   const std::vector<float> ref = per_token({-kInf, 1.0f, 2.0f});

@@ -62,15 +62,38 @@ from safetensors.numpy import save_file
 with safe_open({str(good)!r}, "np") as f:
     t = {{"out": f.get_tensor("out"), "lse": f.get_tensor("lse")[..., None]}}
 save_file(t, sys.argv[1])
-t["lse"] = t["lse"] + np.float32(1e-3)
+t["lse"] = t["lse"] + np.float32(float(sys.argv[3]))
 save_file(t, sys.argv[2])
 """
+    # With bf16 P the LSE check admits a kernel that sums l from the rounded P (check/lse.h): on
+    # these short rows that is ~2e-3, so an LSE off by 1e-2 must fail, and one off by 1e-3 must
+    # still fail for f32 P, where the term is 0.
     lse3, lse_bad = work / "lse3.safetensors", work / "lse_bad.safetensors"
-    r = run(sys.executable, "-c", code, lse3, lse_bad)
+    r = run(sys.executable, "-c", code, lse3, lse_bad, "1e-2")
     r = run(binary, "compare", golden, lse3, "--recipe", "a16w16")
     check(r.returncode == 0 and "lse (lse): PASS" in r.stdout, "an LSE of shape [T, 16, 1] is read and passes (exit %d)" % r.returncode)
     r = run(binary, "compare", golden, lse_bad, "--recipe", "a16w16")
-    check(r.returncode == 1 and "lse (lse): FAIL" in r.stdout, "an LSE off by 1e-3 fails (exit %d)" % r.returncode)
+    check(r.returncode == 1 and "lse (lse): FAIL" in r.stdout, "an LSE off by 1e-2 fails (exit %d)" % r.returncode)
+    f32_out = work / "f32_p.safetensors"
+    kernel("numpy_decode.py", golden, f32_out, "--p", "f32")
+    code_f32 = code.replace(repr(str(good)), repr(str(f32_out)))
+    lse3_f32, lse_bad_f32 = work / "lse3_f32.safetensors", work / "lse_bad_f32.safetensors"
+    r = run(sys.executable, "-c", code_f32, lse3_f32, lse_bad_f32, "1e-3")
+    r = run(binary, "compare", golden, lse3_f32, "--recipe", "a16w16:p=f32")
+    check(r.returncode == 0, "f32 P: the kernel and its LSE pass (exit %d)" % r.returncode)
+    r = run(binary, "compare", golden, lse_bad_f32, "--recipe", "a16w16:p=f32")
+    check(r.returncode == 1 and "lse (lse): FAIL" in r.stdout,
+          "f32 P: an LSE off by 1e-3 fails (no row-sum rounding term) (exit %d)" % r.returncode)
+    # A kernel that sums the row sum from the rounded P (the P that multiplies V): correct, and
+    # accepted by compare with and without its schedule and by drift at every stage (its LSEs and
+    # split partials move by up to ~u(P) relative; measured: rejected before this term).
+    rounded_l = work / "rounded_l.safetensors"
+    kernel("numpy_decode.py", golden, rounded_l, "--l-rounded")
+    r = run(binary, "compare", golden, rounded_l, "--recipe", "a16w16")
+    check(r.returncode == 0 and "lse (lse): PASS" in r.stdout,
+          "l summed from the rounded P, no schedule declared: passes, LSE too (exit %d)" % r.returncode)
+    r = run(binary, "compare", golden, rounded_l, "--recipe", "a16w16:base=2", "--schedule", "splits=4,tile=64")
+    check(r.returncode == 0, "l summed from the rounded P, its schedule declared: passes (exit %d)" % r.returncode)
     # The tight bound's power needs rows long enough that another cut re-rounds many weights: a
     # harness-shaped golden of 4 x 2048 keys.
     long_golden, long_out = work / "bs4_kv2048.safetensors", work / "long.safetensors"
@@ -81,6 +104,14 @@ save_file(t, sys.argv[2])
     check(r.returncode == 0, "4 x 2048, no schedule declared: passes (exit %d)" % r.returncode)
     r = run(binary, "compare", long_golden, long_out, "--recipe", "a16w16:base=2", "--schedule", "splits=4,tile=64")
     check(r.returncode == 0, "4 x 2048, its schedule declared: passes (exit %d)" % r.returncode)
+    long_rounded = work / "long_rounded_l.safetensors"
+    kernel("numpy_decode.py", long_golden, long_rounded, "--l-rounded")
+    r = run(binary, "drift", long_golden, long_rounded, "--recipe", "a16w16:base=2", "--schedule", "splits=4,tile=64",
+            "--json", work / "drift_rounded_l.json")
+    d = json.loads((work / "drift_rounded_l.json").read_text()) if r.returncode in (0, 1) else {}
+    check(r.returncode == 0 and d.get("first_failure") is None,
+          "4 x 2048, l summed from the rounded P: drift finds every stage within its bound (exit %d, first failure %s)"
+          % (r.returncode, d.get("first_failure")))
     for wrong in ("splits=3,tile=64", "splits=4"):
         r = run(binary, "compare", long_golden, long_out, "--recipe", "a16w16:base=2", "--schedule", wrong)
         check(r.returncode == 1 and "repro: mlacheck compare" in r.stdout,

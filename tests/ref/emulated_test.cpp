@@ -287,6 +287,38 @@ TEST(RefEmulated, OneTokenGivesItsVRow) {
   }
 }
 
+// EmulatedResult::row_sum_rounding (check/lse.h's rounded-P row sum term): 0 where no P is rounded
+// (f32 P) and on one-key rows (P = 1 exactly); otherwise positive and at most u(P) plus the
+// subnormal floor of each key, for the single pass and for every split of a split-K schedule.
+TEST(RefEmulated, RowSumRoundingIsZeroWithoutRoundingAndAtMostTheUnitRoundoff) {
+  const Inputs one = generate(test::small_case(3, 1, 8));
+  const Inputs many = generate(test::small_case(3, 300, 9));
+  for (const char* spelling : {"a16w16", "a16w16:p=f16", "a16w8:p=fp8", "a16w16:p=f32"}) {
+    SCOPED_TRACE(spelling);
+    const problem::Recipe r = problem::parse_recipe(spelling);
+    const double u = r.p == problem::PFormat::f32 ? 0.0
+                     : r.p == problem::PFormat::bf16 ? 0x1p-8
+                     : r.p == problem::PFormat::f16  ? 0x1p-11
+                                                     : 0x1p-4;
+    KvCaches one_caches(one.kv, one.batch.cache_rows()), many_caches(many.kv, many.batch.cache_rows());
+    for (float d : decode_emulated(one.batch, one.q, one_caches.for_recipe(r), r, 0).row_sum_rounding)
+      ASSERT_EQ(d, 0.0f);
+    for (int splits : {0, 3}) {
+      const EmulatedResult e = decode_emulated(many.batch, many.q, many_caches.for_recipe(r), r, splits);
+      ASSERT_EQ(e.row_sum_rounding.size(), e.lse.size());
+      for (float d : e.row_sum_rounding) {
+        if (u == 0) {
+          ASSERT_EQ(d, 0.0f);
+        } else {
+          // 300 keys whose P may each sit below the smallest normal: u + 300 h, h = u 2^(1 - bias).
+          ASSERT_GT(d, 0.0f);
+          ASSERT_LE(d, u * (1 + 300 * 0x1p-6));
+        }
+      }
+    }
+  }
+}
+
 // A gross-error guard (the gate's tolerances live in check/): every recipe stays close to the
 // exact output in relative Frobenius norm, and forgetting the KV scale would not.
 TEST(RefEmulated, RecipesStayNearTheExactOutput) {
