@@ -24,6 +24,7 @@
 #include "check/report_text.h"
 #include "cli/commands.h"
 #include "cli/distinct_paths.h"
+#include "cli/empty_rows_hint.h"
 #include "cli/option_checks.h"
 #include "cli/golden_inputs.h"
 #include "cli/json_report.h"
@@ -179,6 +180,8 @@ int run_compare(const CompareOptions& o) {
                o.lse_tensor, lse->pass() ? "PASS" : "FAIL", lse->class_mismatches, lse->beyond,
                lse->worst_units, lse->worst_allowed_units, check::kLseUnits,
                lse->row_sum_rounding ? " + P's rounding in a row sum of rounded P" : "");
+  if (!report.pass() && empty_rows == check::EmptyRows::zero)
+    if (const auto hint = empty_rows_hint(output, g.layout)) fmt::print("\n{}\n", *hint);
   fmt::print("\nVERDICT: {}\n", pass ? "PASS" : "FAIL");
   if (!pass) {
     fmt::print("repro: {}\n", repro_line(o, recipe));

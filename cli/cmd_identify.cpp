@@ -24,6 +24,7 @@
 #include "check/tolerance.h"
 #include "cli/commands.h"
 #include "cli/distinct_paths.h"
+#include "cli/empty_rows_hint.h"
 #include "cli/option_checks.h"
 #include "cli/golden_inputs.h"
 #include "cli/json_report.h"
@@ -47,6 +48,7 @@ struct IdentifyOptions {
   std::string tensor = "out";
   std::size_t top = 5;
   int64_t sample_keys = 16384;  // keys (summed over queries) the search emulates per candidate
+  std::string empty_rows = "zero";  // rows with no key in the verdict: zero or any (as compare)
   std::optional<std::string> json;
 };
 
@@ -300,14 +302,17 @@ int run_identify(const IdentifyOptions& o) {
   const ref::EmulatedResult e = g.emulate(best.recipe, best.schedule);
   check::GateOptions go;
   go.kernel = check::kernel_bound(with_schedule(best.recipe, best.schedule), g.data, g.layout);
+  go.empty_rows = o.empty_rows == "any" ? check::EmptyRows::any : check::EmptyRows::zero;
   const check::GateReport report =
       check::Gate(best.recipe, g.data, g.layout, g.exact, e.out, std::move(go)).judge(*got, 3);
   fmt::print("verdict under it (every request, tight bound): {}\n", report.pass() ? "PASS" : "FAIL");
   for (const std::string& r : report.reasons()) fmt::print("  reason: {}\n", r);
+  if (!report.pass() && o.empty_rows == "zero")
+    if (const auto hint = empty_rows_hint(*got, g.layout)) fmt::print("  {}\n", *hint);
   const std::string command =
-      fmt::format("mlacheck compare {} {} --recipe {} --schedule {}", shell_quote(o.golden),
+      fmt::format("mlacheck compare {} {} --recipe {} --schedule {}{}", shell_quote(o.golden),
                   shell_quote(o.output), shell_quote(problem::spell(best.recipe)),
-                  shell_quote(to_string(best.schedule)));
+                  shell_quote(to_string(best.schedule)), o.empty_rows == "any" ? " --empty-rows any" : "");
   fmt::print("check it: {}\n", command);
 
   if (o.json) {
@@ -345,6 +350,10 @@ void add_identify_command(CLI::App& app, Runner& run) {
   sub->add_option("--sample-keys", o->sample_keys,
                   "query-key pairs emulated per candidate (requests are sampled beyond this)")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--empty-rows", o->empty_rows,
+                  "rows with no key in the verdict: zero (must be 0) or any (not judged), as for compare")
+      ->check(CLI::IsMember({"zero", "any"}))
       ->capture_default_str();
   sub->add_option("--json", o->json, "also write the ranking as JSON");
   sub->callback([&run, o] { run = [o] { return run_identify(*o); }; });

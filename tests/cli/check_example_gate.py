@@ -207,8 +207,34 @@ print(len(rows))
     r = run(sys.executable, "-c", code)
     empty = int(r.stdout.strip()) if r.returncode == 0 else 0
     r = run(binary, "compare", empty_golden, nan_out, "--recipe", "a16w16")
-    check(r.returncode == 1 and "NaN/Inf" in r.stdout,
-          "NaN in rows with no key fails by default (exit %d)" % r.returncode)
+    check(r.returncode == 1 and "NaN/Inf" in r.stdout and "hint:" in r.stdout and "--empty-rows any" in r.stdout,
+          "NaN in rows with no key fails by default, with a hint naming --empty-rows any (exit %d)" % r.returncode)
+    nan_elsewhere = work / "nan_elsewhere.safetensors"
+    code_elsewhere = f"""
+import ml_dtypes, numpy as np
+from safetensors import safe_open
+from safetensors.numpy import save_file
+with safe_open({str(nan_out)!r}, "np") as f:
+    t = {{k: f.get_tensor(k) for k in f.keys()}}
+with safe_open({str(empty_golden)!r}, "np") as f:
+    kvp = f.get_tensor("kv_indptr")
+full = [b for b in range(len(kvp) - 1) if kvp[b + 1] > kvp[b]][0]
+out = t["out"].astype(np.float32)
+out[full, 3, 7] = np.nan
+t["out"] = out.astype(ml_dtypes.bfloat16)
+save_file(t, {str(nan_elsewhere)!r})
+"""
+    r = run(sys.executable, "-c", code_elsewhere)
+    r = run(binary, "compare", empty_golden, nan_elsewhere, "--recipe", "a16w16")
+    check(r.returncode == 1 and "hint:" not in r.stdout,
+          "no such hint when a row with keys holds a NaN too (exit %d)" % r.returncode)
+    r = run(binary, "identify", empty_golden, nan_out)
+    check(r.returncode == 0 and "verdict under it (every request, tight bound): FAIL" in r.stdout and "hint:" in r.stdout,
+          "identify on it: the verdict fails by default, with the hint (exit %d)" % r.returncode)
+    r = run(binary, "identify", empty_golden, nan_out, "--empty-rows", "any")
+    check(r.returncode == 0 and "verdict under it (every request, tight bound): PASS" in r.stdout
+          and "--empty-rows any" in r.stdout.split("check it:")[-1],
+          "identify --empty-rows any: the verdict passes, and its compare command carries the option (exit %d)" % r.returncode)
     r = run(binary, "compare", empty_golden, nan_out, "--recipe", "a16w16", "--empty-rows", "any")
     check(r.returncode == 0 and ("rows with no key: %d (token, head) rows not judged" % (16 * empty)) in r.stdout,
           "--empty-rows any passes it and counts the %d rows (exit %d)" % (16 * empty, r.returncode))
