@@ -376,21 +376,6 @@ float p_smallest_normal(const problem::Recipe& r) {
   return 0.0f;
 }
 
-// h = 2^(1 - bias - m - 1): half the spacing of the P format below its smallest normal.
-float p_half_subnormal_step(const problem::Recipe& r) {
-  switch (r.p) {
-    case problem::PFormat::f32: return 0.0f;
-    case problem::PFormat::bf16:
-      return p_smallest_normal(r) *
-             std::ldexp(1.0f, -(quant::format_info(quant::ElemFormat::bf16).mant_bits + 1));
-    case problem::PFormat::f16: return p_smallest_normal(r) * std::ldexp(1.0f, -(10 + 1));
-    case problem::PFormat::fp8:
-      return p_smallest_normal(r) *
-             std::ldexp(1.0f, -(quant::format_info(quant::elem_format(r.fp8)).mant_bits + 1));
-  }
-  return 0.0f;
-}
-
 // 2^-(m + 1): the largest relative RNE error of a normal value of the P format; 0 for f32 P.
 float p_unit_roundoff(const problem::Recipe& r) {
   switch (r.p) {
@@ -403,6 +388,9 @@ float p_unit_roundoff(const problem::Recipe& r) {
   }
   return 0.0f;
 }
+
+// h = 2^(1 - bias) 2^-(m + 1): half the spacing of the P format below its smallest normal.
+float p_half_subnormal_step(const problem::Recipe& r) { return p_smallest_normal(r) * p_unit_roundoff(r); }
 
 float natural_lse(problem::SoftmaxBase base, float lse) {
   if (base == problem::SoftmaxBase::e) return lse;

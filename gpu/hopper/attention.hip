@@ -332,8 +332,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       const float* other_half = half + (1 - wg) * (kHalfBytes / 4) + wg_tid;
 
       // Each product's descriptors: one per operand and tile, advanced by byte offsets.
-      const uint64_t k_desc = sm90::smem_descriptor_sw128(kv, 16, KvTile::kStride);
-      const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, 16, QTile::kStride);
+      const uint64_t k_desc = sm90::smem_descriptor_sw128(kv, KvTile::kKMajorLeading, KvTile::kStride);
+      const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
       const uint64_t v_desc = sm90::smem_descriptor_sw128(kv, KvTile::kLeading, KvTile::kStride);
       const uint64_t p_desc =
           sm90::smem_descriptor(sp, kPLayout.leading_bytes(), kPLayout.stride_bytes());

@@ -10,18 +10,21 @@
 namespace mlacheck::gpu::sm90 {
 namespace {
 
-// The driver's encoder, looked up once. 12000: the ABI version of cuTensorMapEncodeTiled's
-// signature (CUDA 12.0, cudaTypedefs.h PFN_cuTensorMapEncodeTiled_v12000).
-PFN_cuTensorMapEncodeTiled_v12000 encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+// The driver's encoder, looked up once, at the ABI version of cuTensorMapEncodeTiled's signature
+// (CUDA 12.0: cudaTypedefs.h names that signature's pointer type after it, and has no alias).
+constexpr unsigned kEncoderAbi = 12000;
+using Encoder = PFN_cuTensorMapEncodeTiled_v12000;
+
+Encoder encoder() {
+  static const Encoder fn = [] {
     void* f = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000,
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, kEncoderAbi,
                                                            cudaEnableDefault, &found);
     if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || f == nullptr)
       throw std::runtime_error("bulk tensor copies: the driver has no cuTensorMapEncodeTiled (" +
                                std::string(cudaGetErrorString(e)) + ")");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+    return reinterpret_cast<Encoder>(f);
   }();
   return fn;
 }
@@ -30,14 +33,15 @@ PFN_cuTensorMapEncodeTiled_v12000 encoder() {
 
 CUtensorMap bf16_row_tensor_map(const void* base, int64_t rows, int row_elems, int box_rows) {
   constexpr int kSwizzleElems = 64;  // 128 bytes of bf16: the 128-byte swizzle's span
+  constexpr int kMaxBoxRows = 256;   // the driver's limit on each box dimension (cuTensorMapEncodeTiled)
   if (rows < 1 || row_elems < kSwizzleElems || row_elems % kSwizzleElems != 0 || box_rows < 1 ||
-      box_rows > 256)
+      box_rows > kMaxBoxRows)
     throw std::invalid_argument("bf16_row_tensor_map: " + std::to_string(rows) + " rows of " +
                                 std::to_string(row_elems) + " elements, boxes of " +
                                 std::to_string(box_rows) + " rows");
   CUtensorMap map{};
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(row_elems), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(row_elems) * 2};
+  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(row_elems) * sizeof(uint16_t)};
   const cuuint32_t box[2] = {kSwizzleElems, static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t element_strides[2] = {1, 1};
   const CUresult r = encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base),

@@ -121,6 +121,8 @@ struct Swizzle128Tile {
     return (m0 / kBoxDims) * kBoxBytes + k0 * kRowBytes;
   }
   static constexpr int kStride = kAtomBytes, kLeading = kBoxBytes;
+  // K-major reads ignore LBO; the descriptor still holds one 16-byte unit there (as CUTLASS's).
+  static constexpr int kKMajorLeading = 16;
 };
 
 // 64 x 64 float32 accumulator of one warpgroup (layout at the top).
