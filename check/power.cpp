@@ -13,14 +13,14 @@ namespace mlacheck::check {
 namespace {
 
 PowerRow score(const Gate& gate, std::string name, std::string what, bool expected_reject,
-               std::span<const float> output) {
+               std::span<const float> output, std::span<const float> baseline = {}) {
   // The gate judges what a kernel writes: bf16.
   std::vector<float> rounded(output.size());
   for (std::size_t i = 0; i < output.size(); ++i)
     rounded[i] = quant::bf16_to_f32(quant::f32_to_bf16(output[i]));
   const GateReport g = gate.judge(rounded, 0);
   PowerRow row;
-  const std::span<const float> exact = gate.exact();
+  const std::span<const float> exact = baseline.empty() ? gate.exact() : baseline;
   for (std::size_t i = 0; i < exact.size(); ++i) {
     const double d = std::fabs(double(output[i]) - exact[i]);
     if (d > 0) row.effect_ulps = std::max(row.effect_ulps, d / bf16_ulp(exact[i]));
@@ -80,7 +80,7 @@ PowerReport score_power(const Gate& gate, std::span<const WrongAnswer> wrong) {
     if (w.output.size() != static_cast<std::size_t>(gate.layout().elements()))
       throw std::invalid_argument(fmt::format("score_power: '{}' has {} values, expected {}",
                                               w.name, w.output.size(), gate.layout().elements()));
-    report.rows.push_back(score(gate, w.name, w.what, !w.control, w.output));
+    report.rows.push_back(score(gate, w.name, w.what, !w.control, w.output, w.baseline));
   }
   return report;
 }

@@ -22,6 +22,10 @@ struct WrongAnswer {
   std::vector<float> output;
   // A correct output computed another way (e.g. another schedule): the gate must accept it.
   bool control = false;
+  // The correct output computed the same way as `output` (a wrong answer made in the recipe's
+  // numerics: the recipe's emulation), against which the bug's own effect is measured; empty: the
+  // exact output.
+  std::vector<float> baseline{};
 };
 
 // The all-zero output of the layout's shape.

@@ -283,6 +283,14 @@ void complete(GoldenCase& c, std::span<const problem::Recipe> recipes) {
   check_references_finite(c);
 }
 
+std::span<const uint16_t> emulated_output(const GoldenCase& c, const problem::Recipe& recipe) {
+  const auto it = std::find_if(c.emulated.begin(), c.emulated.end(),
+                               [&](const auto& e) { return e.first == recipe.name; });
+  if (it == c.emulated.end())
+    throw std::logic_error(fmt::format("no emulated output of recipe {} in the case", recipe.name));
+  return it->second.out;
+}
+
 std::vector<float> widen_bf16(std::span<const uint16_t> bf16) {
   std::vector<float> out(bf16.size());
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(bf16[i]);

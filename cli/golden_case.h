@@ -88,6 +88,8 @@ CaseSize case_size(const ref::CaseSpec& spec);
 // exact output, and the emulated output of each recipe (each recipe's default split count).
 // Progress on stderr for long work.
 void complete(GoldenCase& c, std::span<const problem::Recipe> recipes);
+// The recipe's emulated output (bf16 bits) that complete() made; std::logic_error when it did not.
+std::span<const uint16_t> emulated_output(const GoldenCase& c, const problem::Recipe& recipe);
 
 // bf16 bits widened to float (exact): how every command turns a bf16 output into values.
 std::vector<float> widen_bf16(std::span<const uint16_t> bf16);

@@ -8,10 +8,12 @@
 #include <fmt/core.h>
 
 #include "problem/kv_cache.h"
+#include "problem/schedule.h"
 #include "problem/shape.h"
+#include "problem/split_plan.h"
+#include "quant/bf16.h"
 #include "ref/decode_emulated.h"
 #include "ref/decode_exact.h"
-#include "quant/bf16.h"
 
 namespace mlacheck::cli {
 namespace {
@@ -67,20 +69,58 @@ std::vector<check::WrongAnswer> WrongAnswers::for_recipe(const problem::Recipe& 
   };
 
   add(shared("zeros", [&] { return Maybe(check::all_zeros(check::OutputLayout::from_batch(b))); }));
-  add(shared("drop-token", [&]() -> Maybe {
-    const auto fewer = without_keys(b, [](int64_t, int64_t len) {
-      return std::pair<int64_t, int64_t>{len / 2, len / 2 + 1};
-    });
-    if (!fewer) return std::nullopt;
-    return check::WrongAnswer{"drop-token", "the middle key of every request left out",
-                              ref::decode_exact(*fewer, c.q, c.kv).out};
+
+  // The answers below the bug changes the keys or scores of: in fp64 (numerics_ exact), or in the
+  // recipe's own numerics with its preset schedule, beside that emulation as the baseline.
+  const bool in_recipe = numerics_ == WrongAnswerNumerics::recipe;
+  const std::string key_suffix = in_recipe ? "/" + std::string(recipe.name) : "";
+  std::vector<float> baseline;
+  if (in_recipe) baseline = widen_bf16(emulated_output(c, recipe));
+  const auto in_recipe_numerics = [&](ref::EmulationOptions faults) {
+    return widen_bf16(ref::decode_emulated(b, c.q, golden_cache(c, recipe), recipe,
+                                           problem::Schedule::from_plan(
+                                               problem::SplitPlan::uniform(recipe.num_splits),
+                                               recipe.softmax_tile),
+                                           faults)
+                          .out);
+  };
+  // Keys [first, last) of each request left out: a page table without them, or masked in the
+  // recipe's emulation (same positions, same split plan).
+  const auto without = [&](std::string name, std::string what, auto drop) -> Maybe {
+    if (!in_recipe) {
+      const auto fewer = without_keys(b, drop);
+      if (!fewer) return std::nullopt;
+      return check::WrongAnswer{std::move(name), std::move(what),
+                                ref::decode_exact(*fewer, c.q, c.kv).out};
+    }
+    bool any = false;
+    for (int64_t r = 0; r < b.num_requests(); ++r) {
+      const auto [first, last] = drop(r, b.kv_len(r));
+      any = any || first < last;
+    }
+    if (!any) return std::nullopt;
+    ref::EmulationOptions faults;
+    faults.fault_masked_keys = drop;
+    return check::WrongAnswer{std::move(name), std::move(what), in_recipe_numerics(faults), false,
+                              baseline};
+  };
+  add(shared("drop-token" + key_suffix, [&] {
+    return without("drop-token", "the middle key of every request left out",
+                   [](int64_t, int64_t len) {
+                     return std::pair<int64_t, int64_t>{len / 2, std::min(len, len / 2 + 1)};
+                   });
   }));
-  add(shared("skip-rope", [&] {
+  add(shared("skip-rope" + key_suffix, [&] {
+    const std::string what = "scores from the 512 latent dims only";
+    if (in_recipe) {
+      ref::EmulationOptions faults;
+      faults.fault_skip_rope = true;
+      return Maybe(check::WrongAnswer{"skip-rope", what, in_recipe_numerics(faults), false, baseline});
+    }
     std::vector<uint16_t> q_no_rope = c.q;
     for (std::size_t i = 0; i < q_no_rope.size(); ++i)
       if (static_cast<int>(i % kQkDim) >= problem::kVDim) q_no_rope[i] = 0;
-    return Maybe(check::WrongAnswer{"skip-rope", "scores from the 512 latent dims only",
-                                    ref::decode_exact(b, q_no_rope, c.kv).out});
+    return Maybe(check::WrongAnswer{"skip-rope", what, ref::decode_exact(b, q_no_rope, c.kv).out});
   }));
 
   if (recipe.kv != problem::KvFormat::bf16) {
@@ -115,14 +155,12 @@ std::vector<check::WrongAnswer> WrongAnswers::for_recipe(const problem::Recipe& 
   }));
 
   const int splits = std::max(recipe.num_splits, 2);
-  add(shared(fmt::format("drop-split/{}", splits), [&]() -> Maybe {
-    const auto fewer = without_keys(b, [splits](int64_t, int64_t len) {
-      const int64_t per = (len + splits - 1) / splits;
-      return std::pair<int64_t, int64_t>{std::min<int64_t>(per * (splits - 1), len), len};
-    });
-    if (!fewer) return std::nullopt;
-    return check::WrongAnswer{"drop-split", fmt::format("the last of {} KV splits left out of the merge", splits),
-                              ref::decode_exact(*fewer, c.q, c.kv).out};
+  add(shared(fmt::format("drop-split/{}", splits) + key_suffix, [&] {
+    return without("drop-split", fmt::format("the last of {} KV splits left out of the merge", splits),
+                   [splits](int64_t, int64_t len) {
+                     const int64_t per = (len + splits - 1) / splits;
+                     return std::pair<int64_t, int64_t>{std::min<int64_t>(per * (splits - 1), len), len};
+                   });
   }));
   return wrong;
 }

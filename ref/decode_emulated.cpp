@@ -284,6 +284,9 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
   std::fill(rounding, rounding + kNumHeads, 0.0);
   ws.acc.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
   const int64_t step = c.schedule.softmax_tile > 0 ? c.schedule.softmax_tile : e - a;
+  const std::pair<int64_t, int64_t> masked_keys =
+      c.options.fault_masked_keys ? c.options.fault_masked_keys(b, c.batch.kv_len(b))
+                                  : std::pair<int64_t, int64_t>{0, 0};
   if (sens) {
     ws.p2v2.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
     ws.p2v.assign(static_cast<std::size_t>(kNumHeads) * kVDim, 0.0f);
@@ -301,11 +304,17 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
     scores(c, b, t0, n, ws);
     float* s = ws.s.data();
     std::copy(m, m + kNumHeads, m_new);
-    for (int64_t t = 0; t < n; ++t)
+    for (int64_t t = 0; t < n; ++t) {
+      const bool masked = t0 + t >= masked_keys.first && t0 + t < masked_keys.second;
       for (int h = 0; h < kNumHeads; ++h) {
-        s[t * kNumHeads + h] *= c.scales.score;
+        s[t * kNumHeads + h] = masked ? kNegInf : s[t * kNumHeads + h] * c.scales.score;
         m_new[h] = std::max(m_new[h], s[t * kNumHeads + h]);
       }
+    }
+    // What p and alpha subtract: the new max, or 0 where a planted fault has masked every key
+    // seen so far (so p = alpha = 0 there, not NaN).
+    float sub[kNumHeads];
+    for (int h = 0; h < kNumHeads; ++h) sub[h] = m_new[h] == kNegInf ? 0.0f : m_new[h];
     if (sens)  // one step over the row: m_new is the row max
       for (int h = 0; h < kNumHeads; ++h) {
         float lowest = m_new[h];
@@ -313,10 +322,10 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
         sens->score_range[h] = (m_new[h] - lowest) *
                                (base2 ? static_cast<float>(detmath::detail::kLn2) : 1.0f);
       }
-    for (int h = 0; h < kNumHeads; ++h) alpha[h] = m[h] - m_new[h];
+    for (int h = 0; h < kNumHeads; ++h) alpha[h] = m[h] - sub[h];
     c.k.exp_f32(kNumHeads, alpha, alpha, base2);  // 0 on the first step (m = -inf)
     for (int64_t t = 0; t < n; ++t)
-      for (int h = 0; h < kNumHeads; ++h) s[t * kNumHeads + h] -= m_new[h];
+      for (int h = 0; h < kNumHeads; ++h) s[t * kNumHeads + h] -= sub[h];
     c.k.exp_f32(n * kNumHeads, s, s, base2);  // p = b^(s - m'), unrounded
     std::fill(sum, sum + kNumHeads, 0.0f);
     for (int64_t t = 0; t < n; ++t)
@@ -350,7 +359,7 @@ void run_split(const Context& c, int64_t b, int64_t a, int64_t e, int64_t visibl
   if (sens) finish_sensitivity(c, ws, l, *sens);
   for (int h = 0; h < kNumHeads; ++h) {
     for (int d = 0; d < kVDim; ++d) {
-      float x = ws.acc[h * kVDim + d] / l[h];
+      float x = l[h] > 0 ? ws.acc[h * kVDim + d] / l[h] : 0.0f;  // l = 0: every key masked
       if (c.scales.out_scaled) x *= c.scales.out;
       o[h * kVDim + d] = x;
       if (flip_o)
@@ -402,7 +411,9 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const Q
   const int64_t row = c.batch.qo_indptr()[b] + i;
   const float* q = c.q.values.data() + row * kNumHeads * kQkDim;
   for (int h = 0; h < kNumHeads; ++h)
-    for (int d = 0; d < kQkDim; ++d) ws.qt[d * kNumHeads + h] = q[h * kQkDim + d];
+    for (int d = 0; d < kQkDim; ++d)
+      ws.qt[d * kNumHeads + h] =
+          c.options.fault_skip_rope && d >= problem::kVDim ? 0.0f : q[h * kQkDim + d];
   const int64_t len = c.batch.kv_len(b);
   const int64_t visible = c.batch.visible_kv(b, i);
   const problem::SoftmaxBase base = c.recipe.base;

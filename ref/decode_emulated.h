@@ -30,6 +30,8 @@
 // problem/recipe.cpp (split counts, tile sizes, partial format); kernels may differ from these by
 // a few float32 ulps before the bf16 output, which the gate's kernel bound allows for.
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -63,6 +65,13 @@ struct EmulationOptions {
   // bound on exp and score rounding, check/tolerance.h flip_noise).
   bool p_flips = false;
   double flip_noise = 0;
+  // Planted faults, for `mlacheck power`'s wrong answers made in the recipe's own numerics (a
+  // kernel with the bug quantizes as the recipe does and keeps its split plan):
+  //   fault_skip_rope: the scores sum over the 512 latent dims only (Q still quantized whole);
+  //   fault_masked_keys: per request, the key positions [first, last) it names take no part (as
+  //   if their scores were -inf); a split whose keys are all masked contributes nothing.
+  bool fault_skip_rope = false;
+  std::function<std::pair<int64_t, int64_t>(int64_t request, int64_t kv_len)> fault_masked_keys;
 };
 
 struct EmulatedResult {
