@@ -29,13 +29,21 @@ std::vector<std::string> GateReport::reasons() const {
   std::vector<std::string> out;
   describe_failures(total, "total error", out);
   if (kernel) describe_failures(*kernel, "kernel error", out);
+  if (envelope && !envelope->pass())
+    out.push_back(envelope->non_finite > 0
+                      ? fmt::format("schedule-free envelope: {} non-finite elements in the sampled rows",
+                                    envelope->non_finite)
+                      : fmt::format("schedule-free envelope: {:.2e} from the single pass, {:.2e} "
+                                    "allowed ({} x the farthest correct schedule, {}, + floor)",
+                                    envelope->output_distance, envelope->allowed(),
+                                    kEnvelopeFactor, envelope->farthest_schedule));
   return out;
 }
 
 Gate::Gate(const problem::Recipe& recipe, const DataScale& data, OutputLayout layout,
            std::span<const float> exact, std::span<const uint16_t> emulated,
            HarnessTolerance harness)
-    : Gate(recipe, data, std::move(layout), exact, emulated, GateOptions{harness, {}, {}}) {}
+    : Gate(recipe, data, std::move(layout), exact, emulated, GateOptions{harness, {}, {}, {}}) {}
 
 Gate::Gate(const problem::Recipe& recipe, const DataScale& data, OutputLayout layout,
            std::span<const float> exact, std::span<const uint16_t> emulated, GateOptions options)
@@ -46,7 +54,8 @@ Gate::Gate(const problem::Recipe& recipe, const DataScale& data, OutputLayout la
       kernel_(options.kernel ? std::move(*options.kernel)
                              : check::kernel_bound(recipe, data, layout_)),
       harness_(options.harness),
-      empty_rows_(options.empty_rows) {
+      empty_rows_(options.empty_rows),
+      envelope_(std::move(options.envelope)) {
   const auto n = static_cast<std::size_t>(layout_.elements());
   if (exact.size() != n)
     throw std::invalid_argument(
@@ -87,6 +96,8 @@ GateReport Gate::judge(std::span<const float> given, std::size_t worst_k) const 
   r.kernel_bound = kernel_;
   r.total = measure(output, exact_, layout_, &total_, worst_k);
   if (has_emulated()) r.kernel = measure(output, emulated_, layout_, &kernel_, worst_k);
+  if (has_emulated() && envelope_ && output.size() == emulated_.size())
+    r.envelope = check_envelope(output, emulated_, layout_, *envelope_);
   r.harness = harness_check(output, harness_ref_, layout_, harness_);
   r.harness_reference = has_emulated() ? "emulated" : "exact (rounded to bf16)";
   return r;

@@ -12,6 +12,7 @@
 #include "check/harness_check.h"
 #include "check/layout.h"
 #include "check/metrics.h"
+#include "check/schedule_envelope.h"
 #include "check/tolerance.h"
 #include "problem/recipe.h"
 
@@ -26,6 +27,9 @@ struct GateOptions {
   HarnessTolerance harness{};
   std::optional<Bound> kernel;  // replaces kernel_bound(recipe), e.g. schedule_free_bound
   EmptyRows empty_rows = EmptyRows::zero;
+  // No declared schedule: the output must also lie within the envelope of these correct
+  // schedules around the emulated (single-pass) output (check/schedule_envelope.h).
+  std::optional<EnvelopeControls> envelope;
 };
 
 struct GateReport {
@@ -34,10 +38,13 @@ struct GateReport {
   Bound total_bound, kernel_bound;
   Metrics total;                  // output vs exact, under total_bound
   std::optional<Metrics> kernel;  // output vs emulated, under kernel_bound (when emulated given)
+  std::optional<EnvelopeReport> envelope;  // with GateOptions::envelope
   HarnessReport harness;          // §6.4 against harness_reference
   std::string harness_reference;  // "emulated" (what the harness compares with) or "exact (bf16)"
 
-  bool pass() const { return total.pass() && (!kernel || kernel->pass()); }
+  bool pass() const {
+    return total.pass() && (!kernel || kernel->pass()) && (!envelope || envelope->pass());
+  }
   // One line per failed criterion ("kernel: 12 elements beyond the bound", ...); empty on pass.
   std::vector<std::string> reasons() const;
 };
@@ -73,6 +80,7 @@ class Gate {
   Bound total_, kernel_;
   HarnessTolerance harness_;
   EmptyRows empty_rows_ = EmptyRows::zero;
+  std::optional<EnvelopeControls> envelope_;
 };
 
 }  // namespace mlacheck::check

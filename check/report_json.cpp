@@ -131,7 +131,19 @@ json to_json(const GateReport& g) {
                                  {"bound", to_json(g.kernel_bound)},
                                  {"metrics", to_json(*g.kernel)}}
                           : json(nullptr)},
-      {"harness", {{"reference", g.harness_reference}, {"report", to_json(g.harness)}}}};
+      {"harness", {{"reference", g.harness_reference}, {"report", to_json(g.harness)}}},
+      {"schedule_free_envelope",
+       g.envelope ? json{{"pass", g.envelope->pass()},
+                         {"output_distance", number(g.envelope->output_distance)},
+                         {"farthest_control", number(g.envelope->farthest_control)},
+                         {"farthest_schedule", g.envelope->farthest_schedule},
+                         {"factor", kEnvelopeFactor},
+                         {"floor", number(g.envelope->floor)},
+                         {"allowed", number(g.envelope->allowed())},
+                         {"non_finite", g.envelope->non_finite},
+                         {"tokens_sampled", g.envelope->tokens_sampled},
+                         {"tokens_total", g.envelope->tokens_total}}
+                  : json(nullptr)}};
 }
 
 json to_json(const PowerReport& p) {

@@ -112,6 +112,14 @@ std::string format_gate(const GateReport& g) {
         g.kernel_bound.name);
   else
     s += "  kernel error: not checked (no emulated output)\n";
+  if (g.envelope)
+    s += fmt::format(
+        "  schedule-free envelope:               {}  {:.2e} from the single pass (relative RMS), "
+        "allowed {:.2e} = {} x {:.2e} (the farthest correct schedule, {}) + floor {:.2e}; {} of {} "
+        "tokens sampled\n",
+        verdict(g.envelope->pass()), g.envelope->output_distance, g.envelope->allowed(),
+        check::kEnvelopeFactor, g.envelope->farthest_control, g.envelope->farthest_schedule,
+        g.envelope->floor, g.envelope->tokens_sampled, g.envelope->tokens_total);
   s += fmt::format("  harness check (rtol=atol=1e-2):       {}  (the gate does not use it)\n",
                    g.harness.pass ? "accepts" : "rejects");
   if (g.skipped_empty_rows > 0)

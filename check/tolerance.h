@@ -105,6 +105,9 @@ double flip_noise(const DataScale& data, const OutputLayout& layout);
 // The kernel bound when the kernel's schedule is not declared: it holds for any split plan and
 // softmax tile with the recipe's formats (P rounded against any running maximum, partials merged
 // in any order, exp in either base), measured against a single-pass emulation of the recipe.
+// It is the worst case element by element; the gate pairs it with the schedule-free envelope
+// (check/schedule_envelope.h), which bounds how far the whole output may lie from that emulation by
+// what correct schedules measure on the same data.
 // The emulation supplies, per element, how much re-rounding every weight can move it
 // (ref/decode_emulated.h EmulationOptions::sensitivity); each span has layout.elements() values.
 struct WeightSensitivity {

@@ -140,6 +140,7 @@ int run_compare(const CompareOptions& o) {
     ScheduleFree f = schedule_free(g.inputs.batch, g.inputs.q, g.cache(recipe), recipe, g.data,
                                    g.layout, &progress);
     options.kernel = std::move(f.bound);
+    options.envelope = std::move(f.envelope);
     emulated = std::move(f.emulation.out);
     emulated_lse = std::move(f.emulation.lse);
     sum_rounding = std::move(f.emulation.row_sum_rounding);

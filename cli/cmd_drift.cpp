@@ -441,6 +441,7 @@ int run_drift(const DriftOptions& o) {
     ScheduleFree sf = schedule_free(g.inputs.batch, g.inputs.q, g.cache(recipe), recipe, g.data,
                                     g.layout);
     go.kernel = std::move(sf.bound);
+    go.envelope = std::move(sf.envelope);
     emulated = std::move(sf.emulation.out);
   }
   const check::Bound kernel = *go.kernel;

@@ -17,6 +17,7 @@
 #include "check/gate.h"
 #include "check/power.h"
 #include "check/report_json.h"
+#include "check/schedule_envelope.h"
 #include "cli/commands.h"
 #include "cli/distinct_paths.h"
 #include "cli/json_report.h"
@@ -146,6 +147,7 @@ int run_power(const PowerOptions& o) {
       ScheduleFree single = schedule_free(c.batch, c.q, golden_cache(c, r), r, data, layout);
       check::GateOptions free_options;
       free_options.kernel = std::move(single.bound);
+      free_options.envelope = std::move(single.envelope);
       const check::Gate free_gate(r, data, layout, c.exact->out, single.emulation.out,
                                   std::move(free_options));
       std::vector<check::WrongAnswer> free_answers = other_schedules(c, r, emulated);
@@ -207,15 +209,19 @@ int run_power(const PowerOptions& o) {
         indistinguishable_misses += indistinguishable ? 1 : 0;
         fmt::print(stderr,
                    "mlacheck power: note: {} {}: without a declared schedule '{}' is not caught: "
-                   "it moves the output by {:.2e} (relative RMS vs the emulation); the correct "
-                   "control '{}' moves it by {:.2e}{}; declare --schedule to catch it\n",
-                   spec.name, r.name, row.name, row.kernel_rel_rms, control_name, control_rms,
+                   "it moves the output by {:.2e} (relative RMS vs the single-pass emulation), "
+                   "{:.2f} x as far as the farthest correct control ('{}', {:.2e}): {}; declare "
+                   "--schedule to catch it\n",
+                   spec.name, r.name, row.name, row.kernel_rel_rms,
+                   control_rms > 0 ? row.kernel_rel_rms / control_rms : 0.0, control_name,
+                   control_rms,
                    indistinguishable
-                       ? ", more: no schedule-free bound can reject it without rejecting that "
-                         "correct kernel"
-                       : fmt::format(", and the P rounding of the recipe ({}) allows a correct "
-                                     "kernel more than that in the worst case",
-                                     problem::to_string(r.p)));
+                       ? "closer than that correct kernel, so no schedule-free test can reject it "
+                         "without rejecting a correct one"
+                       : fmt::format("within the element-wise bound (the worst case of {} P "
+                                     "re-rounding) and the envelope of correct schedules ({} x "
+                                     "the farthest of those emulated + floor)",
+                                     problem::to_string(r.p), check::kEnvelopeFactor));
       }
       report.push_back({{"case", spec.name},
                         {"recipe", r.name},

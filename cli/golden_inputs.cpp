@@ -1,5 +1,6 @@
 #include "cli/golden_inputs.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -224,12 +225,39 @@ ScheduleFree schedule_free(const problem::Batch& batch, std::span<const uint16_t
   o.sensitivity = true;
   ScheduleFree f{ref::decode_emulated(batch, q, cache, recipe, problem::Schedule::single(), o,
                                       progress),
+                 {},
                  {}};
   const std::vector<float> widened = widen_bf16(f.emulation.out);
   const ref::EmulatedResult& e = f.emulation;
   f.bound = check::schedule_free_bound(recipe, data, layout,
                                        {e.pv_spread, e.pv_abs, e.p_underflow, e.p_underflow_abs,
                                         e.pv_spread_all, e.pv_abs_all, e.score_range, widened});
+  // The envelope: a few requests suffice (its distances are sums over every element of their
+  // rows), so its cost stays a fraction of the single pass's at any batch size.
+  std::vector<int64_t> with_keys, sample;
+  for (int64_t b = 0; b < batch.num_requests(); ++b)
+    if (batch.kv_len(b) > 0) with_keys.push_back(b);
+  const auto count = static_cast<int64_t>(with_keys.size());
+  const int64_t take = std::min(count, kEnvelopeRequests);
+  for (int64_t k = 0; k < take; ++k) sample.push_back(with_keys[static_cast<std::size_t>(k * count / take)]);
+  check::EnvelopeControls& env = f.envelope;
+  for (int64_t b : sample)
+    for (int64_t i = 0; i < batch.q_len(b); ++i) env.tokens.push_back(batch.qo_indptr()[b] + i);
+  env.row_sum_rounding = e.row_sum_rounding;
+  ref::EmulationOptions only_sample;
+  only_sample.requests = sample;
+  const std::size_t row_values = static_cast<std::size_t>(problem::kNumHeads) * problem::kVDim;
+  for (const char* spelling : kEnvelopeSchedules) {
+    const ref::EmulatedResult c =
+        ref::decode_emulated(batch, q, cache, recipe, problem::parse_schedule(spelling), only_sample);
+    check::EnvelopeControls::Control ctl{spelling, {}};
+    ctl.values.reserve(env.tokens.size() * row_values);
+    for (int64_t t : env.tokens)
+      for (std::size_t i = static_cast<std::size_t>(t) * row_values;
+           i < static_cast<std::size_t>(t + 1) * row_values; ++i)
+        ctl.values.push_back(quant::bf16_to_f32(c.out[i]));
+    env.controls.push_back(std::move(ctl));
+  }
   return f;
 }
 

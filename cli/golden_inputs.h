@@ -5,12 +5,14 @@
 // each was made with. Any other (recipe, schedule) is emulated on the fly from the same inputs.
 #include <CLI/CLI.hpp>
 #include <map>
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "check/data_scale.h"
 #include "check/layout.h"
+#include "check/schedule_envelope.h"
 #include "check/tolerance.h"
 #include "cli/golden_case.h"
 #include "io/safetensors.h"
@@ -59,12 +61,19 @@ std::optional<std::vector<float>> read_float_tensor(const io::SafetensorsReader&
                                                     const std::vector<int64_t>& shape,
                                                     std::vector<int64_t>* actual_shape = nullptr);
 
-// The single-pass emulation with its weight sensitivity, and the schedule-free kernel bound
-// (check/tolerance.h) derived from it: what judges a kernel whose schedule is not declared.
+// The single-pass emulation with its weight sensitivity, the schedule-free kernel bound
+// (check/tolerance.h) derived from it, and the envelope's controls (check/schedule_envelope.h): what
+// judges a kernel whose schedule is not declared.
 struct ScheduleFree {
   ref::EmulatedResult emulation;
   check::Bound bound;
+  check::EnvelopeControls envelope;
 };
+// The envelope's controls: the recipe emulated with each of these schedules on a sample of at most
+// kEnvelopeRequests requests (evenly spaced among those with keys; every query of each).
+inline constexpr std::array<const char*, 4> kEnvelopeSchedules{"splits=7,tile=16", "splits=32,tile=64",
+                                                               "splits=256", "single,tile=1"};
+inline constexpr int64_t kEnvelopeRequests = 8;
 ScheduleFree schedule_free(const problem::Batch& batch, std::span<const uint16_t> q,
                            const problem::KvCache& cache, const problem::Recipe& recipe,
                            const check::DataScale& data, const check::OutputLayout& layout,

@@ -4,6 +4,7 @@
 // Cases are size-weighted so that CI's run stays small (case_gen.h; kWork below); RC_PARAMS
 // (e.g. "max_success=1000 max_size=300") and MLACHECK_PROPERTY_WORK make long runs.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -20,8 +21,10 @@
 #include "check/lse.h"
 #include "check/metrics.h"
 #include "check/report_text.h"
+#include "check/schedule_envelope.h"
 #include "check/tolerance.h"
 #include "cli/golden_case.h"
+#include "cli/golden_inputs.h"
 #include "problem/batch.h"
 #include "problem/recipe.h"
 #include "problem/schedule.h"
@@ -159,6 +162,51 @@ RC_GTEST_PROP(RefProperty, SplitKAgreesWithOnePassWithinTheKernelBound, ()) {
   const check::Metrics m = check::measure(split_out, one_out, layout, &bound, 3);
   if (!m.pass()) RC_FAIL(check::format_metrics(m, std::to_string(splits) + " splits vs one pass"));
   require_lse_across_schedules(split.lse, one.lse, layout);
+}
+
+// 1b. Any split plan and softmax tile stays within the schedule-free envelope
+// (check/schedule_envelope.h): that test is empirical (how far correct schedules get from the
+// single pass, measured on a few of them), so this property is its evidence on random cases,
+// recipes and schedules, split-len and mlacheck's chunked plans included.
+rc::Gen<std::string> schedule_spellings() {
+  return rc::gen::apply(
+      [](int kind, int count, int tile) {
+        static constexpr std::array<const char*, 3> kKinds{"splits", "split-len", "chunk"};
+        static constexpr std::array<int, 8> kTiles{0, 1, 2, 8, 16, 32, 64, 128};
+        std::string s = std::string(kKinds[static_cast<std::size_t>(kind)]) + "=" +
+                        std::to_string(kind == 0 ? count : 16 * count);
+        if (kTiles[static_cast<std::size_t>(tile)] > 0)
+          s += ",tile=" + std::to_string(kTiles[static_cast<std::size_t>(tile)]);
+        return s;
+      },
+      rc::gen::inRange(0, 3), rc::gen::inRange(1, problem::kMaxPlanSplits + 1),
+      rc::gen::inRange(0, 8));
+}
+
+RC_GTEST_PROP(RefProperty, AnyScheduleStaysWithinTheScheduleFreeEnvelope, ()) {
+  const OneThread one_thread;
+  const Case c = *cases(options());
+  const problem::Recipe r = recipe(pick(recipe_names()));
+  const std::string spelling = *schedule_spellings();
+  const ref::Inputs in = ref::generate(c.spec);
+  // split-len ranges must fit the merge's split count: lengthen K where a request is too long.
+  problem::Schedule schedule = problem::parse_schedule(spelling);
+  if (schedule.kind == problem::Schedule::Kind::split_len)
+    schedule.count = std::max<int64_t>(
+        schedule.count, (in.batch.max_kv_len() + problem::kMaxPlanSplits - 1) / problem::kMaxPlanSplits);
+  ref::KvCaches caches(in.kv, in.batch.cache_rows());
+  const problem::KvCache cache = caches.for_recipe(r);
+  const check::DataScale data = check::data_scale(in.q, in.kv, in.batch);
+  const check::OutputLayout layout = check::OutputLayout::from_batch(in.batch);
+  const cli::ScheduleFree f = cli::schedule_free(in.batch, in.q, cache, r, data, layout);
+  const ref::EmulatedResult other = ref::decode_emulated(in.batch, in.q, cache, r, schedule);
+  const check::EnvelopeReport e = check::check_envelope(
+      cli::widen_bf16(other.out), cli::widen_bf16(f.emulation.out), layout, f.envelope);
+  if (!e.pass())
+    RC_FAIL(problem::to_string(schedule) + " under " + std::string(r.name) + ": " +
+            std::to_string(e.output_distance) + " from the single pass, allowed " +
+            std::to_string(e.allowed()) + " (farthest control " + e.farthest_schedule + " " +
+            std::to_string(e.farthest_control) + ", floor " + std::to_string(e.floor) + ")");
 }
 
 // 2. The page table is only addressing: the same keys in order, in pages shuffled by the
