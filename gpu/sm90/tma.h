@@ -41,6 +41,37 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
 #endif
 }
 
+// An L2 cache policy for data read once: its lines are the first evicted (PTX createpolicy).
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  uint64_t policy = 0;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+#endif
+  return policy;
+}
+
+// tma_load_2d with an L2 cache policy (l2_evict_first_policy).
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int32_t col,
+                                            int32_t row, mma::BulkBarrier* bar, uint64_t policy) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n"
+      :
+      : "r"(mma::shared_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row),
+        "r"(mma::shared_address(bar)), "l"(policy)
+      : "memory");
+#else
+  (void)dst;
+  (void)map;
+  (void)col;
+  (void)row;
+  (void)bar;
+  (void)policy;
+  __trap();  // compiled for sm_90a only (gpu/CMakeLists.txt)
+#endif
+}
+
 // Fetches the tensor map's 128 bytes ahead of its first use.
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -179,6 +179,16 @@ struct DecodeTileLayout {
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
+// Pins an accumulator's registers at this point of the program: an empty asm that reads and writes
+// each one, so that the compiler moves no computation of them across it. Called after the
+// accumulator's last ordinary write before wgmma_fence, and right after the wgmma_wait that
+// completes it: without it the compiler sank the α scaling of Oᵀ's chunks between the products,
+// and ptxas serialized every wgmma of the kernel around its own injected arrives (its C7520 note).
+template <class Tile>
+__device__ __forceinline__ void wgmma_fence_operand(Tile& d) {
+#pragma unroll
+  for (int i = 0; i < Tile::ne; ++i) asm volatile("" : "+f"(d.x[i])::"memory");
+}
 // Closes the group of wgmmas issued since the last commit.
 __device__ __forceinline__ void wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
