@@ -21,7 +21,9 @@
 #                    "quick standard"): the catch rate of every planted fault per tier (+ mutants-T.json)
 #   memcheck.log, racecheck.log, synccheck.log, initcheck.log
 #                    compute-sanitizer's four tools on the small decode cases (*tiny*) of every
-#                    strategy and the Q quantizers (MLACHECK_DEVICE_SANITIZERS narrows the list)
+#                    strategy and the Q quantizers (MLACHECK_DEVICE_SANITIZERS narrows the list);
+#                    racecheck without the hopper attention kernel: racecheck-repro.log says why,
+#                    checked on gpu/sm90/racecheck_handoff_repro.cu
 #   bench-graph.log  mlacheck bench --graph on the 8 harness shapes (+ bench-graph.json)
 #   bench.log        the same with stream launches, if time is left (+ bench.json)
 #   summary.txt      each step's exit code and time
@@ -132,12 +134,31 @@ fi
 # few verify rows but racecheck reports it every time), synccheck (barriers in divergent code,
 # wrong warp-sync masks) and initcheck (global memory read before it is written: workspaces).
 # MLACHECK_DEVICE_SANITIZERS narrows the list.
+# racecheck reports hazards on the hopper kernel's hand-off between its two consumer warpgroups
+# that are not there: gpu/sm90/racecheck_handoff_repro.cu shows the same report on a race-free
+# kernel. So racecheck skips that one kernel (memcheck, synccheck and initcheck still run it), and
+# racecheck-repro checks on every run that racecheck still misreads the reproducer (and reads its
+# plain form clean): once it does not, the exclusion must go.
+repro="$build/gpu/racecheck_handoff_repro"
 if command -v compute-sanitizer > /dev/null; then
   for tool in ${MLACHECK_DEVICE_SANITIZERS:-memcheck racecheck synccheck initcheck}; do
     extra=()
     [[ $tool == memcheck ]] && extra=(--leak-check no)
+    [[ $tool == racecheck ]] && extra=(--kernel-name-exclude kns=hopper_attention_kernel)
     step "$tool" 120 compute-sanitizer --tool "$tool" --error-exitcode 1 "${extra[@]}" \
       "$bin" selftest --gtest_filter="$memcheck_tests"
+    if [[ $tool == racecheck && -x $repro ]]; then
+      step racecheck-repro 60 bash -c '
+        plain=$(compute-sanitizer --tool racecheck "$1" plain 2>&1)
+        local=$(compute-sanitizer --tool racecheck "$1" local-barriers 2>&1)
+        echo "$plain"; echo "$local"
+        grep -q "RACECHECK SUMMARY: 0 hazards" <<< "$plain" || { echo "FAIL: the plain hand-off is not clean"; exit 1; }
+        grep -q "RACECHECK SUMMARY: [1-9]" <<< "$local" && exit 0
+        echo "FAIL: racecheck now reads the hand-off right: drop --kernel-name-exclude from scripts/device-check.sh"
+        exit 1' _ "$repro"
+    elif [[ $tool == racecheck ]]; then
+      echo "racecheck-repro: no $repro (a CUDA build for sm_90a makes it)" | tee -a "$summary"
+    fi
   done
 else
   echo "compute-sanitizer: not found (memcheck, racecheck, synccheck, initcheck not run)" | tee -a "$summary"

@@ -137,8 +137,11 @@ __device__ __forceinline__ void consumer_sync() {
 // orders the reader's reads before the publisher's next writes. The two sides reach it at
 // different instructions, so it is the non-aligned barrier.sync: with bar.sync
 // (barrier.sync.aligned, which promises one instruction for all) synccheck reported divergent
-// threads. racecheck still reports the statistics (pub) as read before written, in every form
-// tried (docs/PERF.md, "Device runs 1-8 of the overlap branch").
+// threads. racecheck reports the statistics (pub) as read before written, in every form tried: a
+// false report, which it makes on a race-free reduction of this hand-off too as soon as a
+// warpgroup-local barrier (reduce_heads') lies between two hand-offs
+// (gpu/sm90/racecheck_handoff_repro.cu; scripts/device-check.sh keeps this kernel out of racecheck
+// while that holds; docs/PERF.md, "Device runs 1-8 of the overlap branch" and after).
 __device__ __forceinline__ void tile_published(int warpgroup) {
   __syncwarp();  // each warp arrives whole
   asm volatile("barrier.sync %0, %1;\n" ::"r"(kPublishedBarrier + warpgroup), "n"(kConsumerThreads) : "memory");
