@@ -217,6 +217,8 @@ double q_relative_error(const problem::Recipe& r, const DataScale& d) {
       return fp8_relative(f, one_rounding, 1.0, d.q_abs_max, d.q_rms);
     case QFormat::mxfp4_dynamic:
       return mxfp4_relative();
+    case QFormat::bf16_scaled:  // one bf16 rounding of each q x scale (normal at any data scale here)
+      return precision(quant::ElemFormat::bf16).unit_roundoff();
   }
   return std::numeric_limits<double>::infinity();
 }

@@ -144,7 +144,7 @@ int run_compare(const CompareOptions& o) {
     emulated = std::move(f.emulation.out);
     emulated_lse = std::move(f.emulation.lse);
     sum_rounding = std::move(f.emulation.row_sum_rounding);
-    emulation_source = "emulated on the fly (single pass; no --schedule: schedule-free bound)";
+    emulation_source = "emulated on the fly (single pass; no --schedule: schedule-free bound and envelope)";
   }
   const check::Gate gate(recipe, g.data, g.layout, g.exact, emulated, std::move(options));
   const check::GateReport report = gate.judge(output, o.worst);

@@ -36,6 +36,7 @@ TILE = 64  # keys per online-softmax step inside a range
 BASE2 = True  # softmax in base 2 (exp2 of scores scaled by log2 e)
 P_TYPE = "bf16"  # what P is rounded to before P.V: bf16, f16 or f32 (not rounded)
 L_ROUNDED = False  # sum the row sum l from the rounded P (the P that multiplies V), as some kernels do
+Q_PRESCALED = False  # q x the softmax scale rounded to bf16 before Q.K (recipe field q=bf16-scaled)
 
 LOG2E = np.float32(math.log2(math.e))
 LN2 = np.float32(math.log(2.0))
@@ -88,9 +89,12 @@ def split_partials(q, k, v, n_req, n_visible):
         acc = np.zeros((HEADS, V_DIM), F32)
         for t0 in range(lo, hi, TILE):
             t1 = min(t0 + TILE, hi)
-            x = (q @ k[t0:t1].T) * SM_SCALE  # [16, n] float32
-            if BASE2:
-                x = x * LOG2E
+            if Q_PRESCALED:  # the scale is in q already
+                x = q @ k[t0:t1].T
+            else:
+                x = (q @ k[t0:t1].T) * SM_SCALE  # [16, n] float32
+                if BASE2:
+                    x = x * LOG2E
             exp = np.exp2 if BASE2 else np.exp
             m_new = np.maximum(m, x.max(axis=1))
             alpha = exp(m - m_new)  # 0 on the first tile (m = -inf)
@@ -134,6 +138,9 @@ def finish_merge(partial_out, w, big, seen):
 def decode(t, page_size, merge_fn=merge):
     """The whole call: dict of the output tensors."""
     q, kv = t["q"], t["kv"]
+    if Q_PRESCALED:  # float32 q x fl32(scale), rounded to bf16
+        scale = F32(1.0 / math.sqrt(QK_DIM) * (math.log2(math.e) if BASE2 else 1.0))
+        q = (q.astype(F32) * scale).astype(BF16)
     qo, kvp, idx = t["qo_indptr"], t["kv_indptr"], t["kv_indices"]
     n_q = q.shape[0]
     p_out = np.zeros((n_q, SPLITS, HEADS, V_DIM), F32)
@@ -154,7 +161,7 @@ def decode(t, page_size, merge_fn=merge):
 
 
 def main(argv=None, merge_fn=merge):
-    global SPLITS, TILE, BASE2, P_TYPE, L_ROUNDED
+    global SPLITS, TILE, BASE2, P_TYPE, L_ROUNDED, Q_PRESCALED
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("golden", help="mlacheck golden file (inputs are read from it)")
     ap.add_argument("output", help="safetensors file to write: out, lse, partial_out, partial_lse")
@@ -164,9 +171,12 @@ def main(argv=None, merge_fn=merge):
     ap.add_argument("--p", choices=["bf16", "f16", "f32"], default=P_TYPE)
     ap.add_argument("--l-rounded", action="store_true",
                     help="sum the row sum from the rounded P instead of the unrounded one")
+    ap.add_argument("--q-prescaled", action="store_true",
+                    help="multiply q by the softmax scale (x log2 e in base 2) and round it to bf16 "
+                         "before Q.K, as Triton kernels that pre-scale q do (recipe field q=bf16-scaled)")
     args = ap.parse_args(argv)
     SPLITS, TILE, BASE2, P_TYPE = args.splits, args.tile, args.base == "2", args.p
-    L_ROUNDED = args.l_rounded
+    L_ROUNDED, Q_PRESCALED = args.l_rounded, args.q_prescaled
     t, page_size = load_inputs(args.golden)
     result = decode(t, page_size, merge_fn)
     save_file(result, args.output)

@@ -75,6 +75,7 @@ std::string_view to_string(QFormat f) {
     case QFormat::fp8_static: return "fp8-static";
     case QFormat::fp8_cast: return "fp8-cast";
     case QFormat::mxfp4_dynamic: return "mxfp4-dynamic";
+    case QFormat::bf16_scaled: return "bf16-scaled";
   }
   return "?";
 }
@@ -113,8 +114,8 @@ namespace mlacheck::problem {
 namespace {
 
 constexpr std::array kFields{
-    RecipeField{"q", "bf16|fp8-harness|fp8-dynamic|fp8-static|fp8-cast|mxfp4-dynamic",
-                "how Q enters Q·Kᵀ"},
+    RecipeField{"q", "bf16|fp8-harness|fp8-dynamic|fp8-static|fp8-cast|mxfp4-dynamic|bf16-scaled",
+                "how Q enters Q·Kᵀ (bf16-scaled: Q x the softmax scale rounded to bf16)"},
     RecipeField{"kv", "bf16|fp8|mxfp4", "the KV cache the kernel reads"},
     RecipeField{"p", "f32|bf16|f16|fp8", "what P = b^(s - running max) is rounded to before P·V"},
     RecipeField{"base", "e|2", "softmax exponent base"},
@@ -131,8 +132,9 @@ std::optional<E> from_text(std::string_view text, const std::array<E, N>& all) {
   return std::nullopt;
 }
 
-constexpr std::array kQ{QFormat::bf16, QFormat::fp8_harness, QFormat::fp8_dynamic,
-                        QFormat::fp8_static, QFormat::fp8_cast, QFormat::mxfp4_dynamic};
+constexpr std::array kQ{QFormat::bf16,     QFormat::fp8_harness, QFormat::fp8_dynamic,
+                        QFormat::fp8_static, QFormat::fp8_cast,    QFormat::mxfp4_dynamic,
+                        QFormat::bf16_scaled};
 constexpr std::array kKv{KvFormat::bf16, KvFormat::fp8, KvFormat::mxfp4};
 constexpr std::array kP{PFormat::f32, PFormat::bf16, PFormat::f16, PFormat::fp8};
 constexpr std::array kBase{SoftmaxBase::e, SoftmaxBase::two};

@@ -19,6 +19,9 @@ enum class QFormat : uint8_t {
   fp8_static,     // fp8 with a fixed scale
   fp8_cast,       // plain cast to fp8, scale 1
   mxfp4_dynamic,  // per-32 dynamic MXFP4 quantization of Q
+  // Q x the softmax scale (x log2 e for base 2) rounded to bf16 before Q·Kᵀ, the scores then taking
+  // no scale of their own: Triton kernels that pre-scale q (`(q * qk_scale).to(tl.bfloat16)`).
+  bf16_scaled,
 };
 enum class KvFormat : uint8_t { bf16, fp8, mxfp4 };
 // What P = exp(s - max) is rounded to before P·V. P·V takes V in the same type (the MMA's operand

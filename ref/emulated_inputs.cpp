@@ -17,13 +17,26 @@ namespace mlacheck::ref {
 using problem::KvFormat;
 using problem::QFormat;
 
+namespace {
+
+// fl32(sm_scale) for base e, fl32(sm_scale · log2 e) for base 2 (emulated_inputs.h).
+float softmax_scale(problem::SoftmaxBase base) {
+  return base == problem::SoftmaxBase::e
+             ? static_cast<float>(problem::kSmScale)
+             : static_cast<float>(problem::kSmScale * detmath::detail::kLog2e);
+}
+
+}  // namespace
+
 EmulatedQ quantize_q(std::span<const uint16_t> q_bf16, const problem::Recipe& recipe) {
   EmulatedQ q;
   q.values.resize(q_bf16.size());
   std::vector<float> x(q_bf16.size());
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = quant::bf16_to_f32(q_bf16[i]);
-  std::vector<uint8_t> codes(recipe.q == QFormat::bf16 || recipe.q == QFormat::mxfp4_dynamic
-                                 ? 0 : x.size());
+  std::vector<uint8_t> codes(recipe.q == QFormat::bf16 || recipe.q == QFormat::mxfp4_dynamic ||
+                                     recipe.q == QFormat::bf16_scaled
+                                 ? 0
+                                 : x.size());
   const auto decode_fp8 = [&] {
     for (std::size_t i = 0; i < codes.size(); ++i)
       q.values[i] = quant::fp8_to_f32(codes[i], recipe.fp8);
@@ -52,6 +65,11 @@ EmulatedQ quantize_q(std::span<const uint16_t> q_bf16, const problem::Recipe& re
       quant::fp8_cast(x, recipe.fp8, recipe.q_cast_overflow, codes);
       decode_fp8();
       break;
+    case QFormat::bf16_scaled: {  // fl32(q x scale), then bf16 (the score takes no scale)
+      const float scale = softmax_scale(recipe.base);
+      for (std::size_t i = 0; i < x.size(); ++i) q.values[i] = round_to_bf16(x[i] * scale);
+      break;
+    }
     case QFormat::mxfp4_dynamic: {  // per 32 elements of each head's row (seed 000)
       std::vector<uint8_t> packed(x.size() / 2), scales(x.size() / quant::kMxfp4BlockSize);
       quant::mxfp4_quantize(x, problem::kQkDim, recipe.mxfp4_rounding, packed, scales);
@@ -178,9 +196,7 @@ void KvDecoder::v_row(int64_t r, float* out) const {
 EmulatedScales emulated_scales(const problem::Recipe& recipe, const EmulatedQ& q,
                                const KvDecoder& kv) {
   EmulatedScales s{};
-  s.score = recipe.base == problem::SoftmaxBase::e
-                ? static_cast<float>(problem::kSmScale)
-                : static_cast<float>(problem::kSmScale * detmath::detail::kLog2e);
+  s.score = recipe.q == QFormat::bf16_scaled ? 1.0f : softmax_scale(recipe.base);
   if (q.scaled) s.score *= q.scale;
   if (kv.k_scaled()) s.score *= kv.scale();
   s.out = kv.scale();

@@ -10,7 +10,9 @@ merge weights every split equally), judged by the binary:
 - the buggy copy is rejected by compare, and drift puts the first stage out of its bound at the merge;
 - a kernel that leaves rows with no key undefined (NaN) fails by default and passes with
   --empty-rows any, which counts the rows;
-- reading a golden file from NumPy needs `import ml_dtypes` first (the README says so).
+- reading a golden file from NumPy needs `import ml_dtypes` first (the README says so);
+- a kernel that pre-scales q in bf16 (--q-prescaled) passes under q=bf16-scaled, its LSE too, and
+  on peaked data its LSE fails under plain bf16 Q (the field is what tells them apart).
 
 usage: check_example_gate.py MLACHECK WORKDIR
 """
@@ -254,6 +256,19 @@ except TypeError as e:
           "without ml_dtypes, NumPy cannot read the bf16 q (%s)" % r.stdout.strip()[:80])
     r = run(sys.executable, "-c", "import ml_dtypes\n" + probe)
     check(r.stdout.strip() == "read", "with `import ml_dtypes` first it can (%s)" % r.stdout.strip()[:80])
+
+    # Q pre-scaled in bf16: the scores move by about 2^-9 of each term, which the output's bounds
+    # absorb but the LSE (float32 tight) does not on the peaked golden's large scores.
+    peaked = ROOT / "data" / "golden" / "small_peaked_q4.safetensors"
+    prescaled = work / "prescaled.safetensors"
+    kernel("numpy_decode.py", peaked, prescaled, "--q-prescaled")
+    for extra in ([], ["--schedule", "splits=4,tile=64"]):
+        r = run(binary, "compare", peaked, prescaled, "--recipe", "a16w16:q=bf16-scaled,base=2", *extra)
+        check(r.returncode == 0 and "lse (lse): PASS" in r.stdout,
+              "q pre-scaled in bf16 passes under q=bf16-scaled, LSE included %s(exit %d)" % (extra, r.returncode))
+    r = run(binary, "compare", peaked, prescaled, "--recipe", "a16w16:base=2")
+    check(r.returncode == 1 and "lse (lse): FAIL" in r.stdout and "kernel error (output vs emulated a16w16:base=2): PASS" in r.stdout,
+          "under plain bf16 Q its output passes and its LSE fails (exit %d)" % r.returncode)
 
     print("%d failure(s)" % failures)
     return 1 if failures else 0

@@ -135,6 +135,7 @@ HostQ host_quantize(const problem::Recipe& r, const std::vector<uint16_t>& q) {
       quant::mxfp4_quantize(x, problem::kQkDim, r.mxfp4_rounding, h.codes, h.block_scales);
       break;
     case QFormat::bf16:
+    case QFormat::bf16_scaled:  // no codes: no GPU quantizer takes these (the cases are presets)
       break;
   }
   return h;

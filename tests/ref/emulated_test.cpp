@@ -91,7 +91,10 @@ TEST(RefEmulated, EqualsPlainLoopsBitForBit) {
     odd2.base = problem::SoftmaxBase::two;
     odd2.softmax_tile = 16;
     odd2.q = problem::QFormat::fp8_dynamic;
-    for (const problem::Recipe& recipe : {odd, odd2}) {
+    // Q pre-scaled in bf16 (q=bf16-scaled), base e with bf16 P and base 2 with an fp8 cache.
+    const problem::Recipe prescaled = problem::parse_recipe("a16w16:q=bf16-scaled");
+    const problem::Recipe prescaled2 = problem::parse_recipe("a16w8:q=bf16-scaled,base=2");
+    for (const problem::Recipe& recipe : {odd, odd2, prescaled, prescaled2}) {
       const EmulatedResult r = run(in, caches, recipe, 4);
       const test::NaiveEmulated n =
           test::naive_emulated(in.batch, in.q, caches.for_recipe(recipe), recipe, 4);

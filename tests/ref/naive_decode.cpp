@@ -68,6 +68,13 @@ std::vector<float> q_values(std::span<const uint16_t> q, const problem::Recipe& 
   scaled = true;
   switch (rc.q) {
     case problem::QFormat::bf16: scaled = false; return x;
+    case problem::QFormat::bf16_scaled: {  // q x the softmax scale, rounded to bf16
+      scaled = false;
+      const float c = rc.base == problem::SoftmaxBase::e ? static_cast<float>(1.0 / 24.0)
+                                                           : static_cast<float>(1.4426950408889634 / 24.0);
+      for (std::size_t i = 0; i < q.size(); ++i) v[i] = bf16v(quant::f32_to_bf16(x[i] * c));
+      return v;
+    }
     case problem::QFormat::fp8_harness: scale = quant::fp8_harness_quantize(q, rc.fp8, codes); break;
     case problem::QFormat::fp8_dynamic:
       scale = quant::fp8_dynamic_quantize(x, D, rc.fp8, codes);
@@ -147,6 +154,7 @@ NaiveEmulated naive_emulated(const problem::Batch& batch, std::span<const uint16
   const bool kv_scaled = cache.format == problem::KvFormat::fp8;
   float score_scale = rc.base == problem::SoftmaxBase::e ? static_cast<float>(1.0 / 24.0)
                                                          : static_cast<float>(1.4426950408889634 / 24.0);
+  if (rc.q == problem::QFormat::bf16_scaled) score_scale = 1.0f;  // carried by q
   if (q_scaled) score_scale *= q_scale;
   if (kv_scaled) score_scale *= cache.fp8_scale;
 
