@@ -160,6 +160,7 @@ int run_compare(const CompareOptions& o) {
     emulated_lse = std::move(e.lse);
     sum_rounding = std::move(e.row_sum_rounding);
   }
+  std::optional<std::string> lse_hint;
   if (out_file.contains(o.lse_tensor)) {
     std::vector<float> got = *read_lse_tensor(out_file, o.lse_tensor, g.inputs.batch.total_q());
     if (empty_rows == check::EmptyRows::any)
@@ -167,6 +168,19 @@ int run_compare(const CompareOptions& o) {
         if (g.layout.visible_kv(t) == 0)
           for (int h = 0; h < 16; ++h) got[static_cast<std::size_t>(t * 16 + h)] = emulated_lse[static_cast<std::size_t>(t * 16 + h)];
     lse = check::check_lse(got, emulated_lse, g.layout, sum_rounding);
+    // A kernel that pre-scales q in bf16 moves its scores by ~2^-9 of each term: its output passes
+    // as bf16 Q, its LSE does not on large scores. Say so when the pre-scaled Q explains it.
+    if (!lse->pass() && report.pass() && recipe.q == problem::QFormat::bf16) {
+      problem::Recipe prescaled = recipe;
+      prescaled.q = problem::QFormat::bf16_scaled;
+      const ref::EmulatedResult e = g.emulate(prescaled, problem::Schedule::single());
+      if (check::check_lse(got, e.lse, g.layout, e.row_sum_rounding).pass())
+        lse_hint = fmt::format(
+            "hint: the LSE is within its bound for q=bf16-scaled (q times the softmax scale rounded "
+            "to bf16 before Q·Kᵀ, as Triton kernels that pre-scale q do): if the kernel does that, "
+            "judge it with --recipe {}",
+            problem::spell(prescaled));
+    }
   }
   const bool pass = report.pass() && (!lse || lse->pass());
 
@@ -181,6 +195,7 @@ int run_compare(const CompareOptions& o) {
                o.lse_tensor, lse->pass() ? "PASS" : "FAIL", lse->class_mismatches, lse->beyond,
                lse->worst_units, lse->worst_allowed_units, check::kLseUnits,
                lse->row_sum_rounding ? " + P's rounding in a row sum of rounded P" : "");
+  if (lse_hint) fmt::print("{}\n", *lse_hint);
   if (!report.pass() && empty_rows == check::EmptyRows::zero)
     if (const auto hint = empty_rows_hint(output, g.layout)) fmt::print("\n{}\n", *hint);
   fmt::print("\nVERDICT: {}\n", pass ? "PASS" : "FAIL");

@@ -75,7 +75,8 @@ save_file(t, sys.argv[2])
     r = run(binary, "compare", golden, lse3, "--recipe", "a16w16")
     check(r.returncode == 0 and "lse (lse): PASS" in r.stdout, "an LSE of shape [T, 16, 1] is read and passes (exit %d)" % r.returncode)
     r = run(binary, "compare", golden, lse_bad, "--recipe", "a16w16")
-    check(r.returncode == 1 and "lse (lse): FAIL" in r.stdout, "an LSE off by 1e-2 fails (exit %d)" % r.returncode)
+    check(r.returncode == 1 and "lse (lse): FAIL" in r.stdout and "q=bf16-scaled" not in r.stdout,
+          "an LSE off by 1e-2 fails, with no pre-scaled-q hint (exit %d)" % r.returncode)
     f32_out = work / "f32_p.safetensors"
     kernel("numpy_decode.py", golden, f32_out, "--p", "f32")
     code_f32 = code.replace(repr(str(good)), repr(str(f32_out)))
@@ -269,6 +270,8 @@ except TypeError as e:
     r = run(binary, "compare", peaked, prescaled, "--recipe", "a16w16:base=2")
     check(r.returncode == 1 and "lse (lse): FAIL" in r.stdout and "kernel error (output vs emulated a16w16:base=2): PASS" in r.stdout,
           "under plain bf16 Q its output passes and its LSE fails (exit %d)" % r.returncode)
+    check("judge it with --recipe a16w16:q=bf16-scaled,base=2" in r.stdout,
+          "and compare names the field that explains it")
 
     print("%d failure(s)" % failures)
     return 1 if failures else 0
