@@ -150,10 +150,10 @@ if command -v compute-sanitizer > /dev/null; then
     if [[ $tool == racecheck && -x $repro ]]; then
       step racecheck-repro 60 bash -c '
         plain=$(compute-sanitizer --tool racecheck "$1" plain 2>&1)
-        local=$(compute-sanitizer --tool racecheck "$1" local-barriers 2>&1)
-        echo "$plain"; echo "$local"
+        flagged=$(compute-sanitizer --tool racecheck "$1" local-barriers 2>&1)
+        echo "$plain"; echo "$flagged"
         grep -q "RACECHECK SUMMARY: 0 hazards" <<< "$plain" || { echo "FAIL: the plain hand-off is not clean"; exit 1; }
-        grep -q "RACECHECK SUMMARY: [1-9]" <<< "$local" && exit 0
+        grep -q "RACECHECK SUMMARY: [1-9]" <<< "$flagged" && exit 0
         echo "FAIL: racecheck now reads the hand-off right: drop --kernel-name-exclude from scripts/device-check.sh"
         exit 1' _ "$repro"
     elif [[ $tool == racecheck ]]; then
