@@ -70,8 +70,8 @@ std::vector<check::WrongAnswer> WrongAnswers::for_recipe(const problem::Recipe& 
 
   add(shared("zeros", [&] { return Maybe(check::all_zeros(check::OutputLayout::from_batch(b))); }));
 
-  // The answers below the bug changes the keys or scores of: in fp64 (numerics_ exact), or in the
-  // recipe's own numerics with its preset schedule, beside that emulation as the baseline.
+  // The bugs that change which keys or scores count: computed in fp64 (numerics_ exact), or in the
+  // recipe's own numerics with its preset schedule, scored beside that emulation (the baseline).
   const bool in_recipe = numerics_ == WrongAnswerNumerics::recipe;
   const std::string key_suffix = in_recipe ? "/" + std::string(recipe.name) : "";
   std::vector<float> baseline;
