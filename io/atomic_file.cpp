@@ -16,10 +16,15 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
   // mkstemp's template must end in XXXXXX; the name says what it is for anyone who finds one.
   const std::string pattern = target_.string() + ".tmp.XXXXXX";
   std::string name = pattern;  // mkstemp fills in the X's, even when it fails
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0) throw Error(detail::errno_message(pattern, "create", errno));
+  int fd = -1, create_errno = 0;
+  {
+    const detail::CleanupSignalsHeld held;  // the temporary exists only once it is registered
+    fd = ::mkstemp(name.data());
+    create_errno = errno;
+    if (fd >= 0) cleanup_slot_ = detail::register_temporary(name);
+  }
+  if (fd < 0) throw Error(detail::errno_message(pattern, "create", create_errno));
   tmp_ = name;
-  cleanup_slot_ = detail::register_temporary(tmp_);
   ::fchmod(fd, 0644);  // mkstemp creates 0600; the outputs are meant to be shared
   file_ = std::make_unique<detail::WriteOnlyFile>(tmp_, fd);
 }

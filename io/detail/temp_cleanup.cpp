@@ -61,6 +61,15 @@ int register_temporary(const std::filesystem::path& path) {
   return -1;
 }
 
+CleanupSignalsHeld::CleanupSignalsHeld() {
+  sigset_t held;
+  sigemptyset(&held);
+  for (const int sig : kSignals) sigaddset(&held, sig);
+  ::pthread_sigmask(SIG_BLOCK, &held, &before_);
+}
+
+CleanupSignalsHeld::~CleanupSignalsHeld() { ::pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
+
 void unregister_temporary(int slot) {
   if (slot >= 0 && slot < kSlots) slots[slot].live.store(false);
 }

@@ -3,9 +3,25 @@
 // (issue 11 item 9: a Ctrl-C during a write used to leave OUT.tmp behind). The handler only calls
 // unlink and re-raises the signal with its default action, both async-signal-safe; it is installed
 // on the first registration and only over a default disposition, never over a caller's handler.
+#include <signal.h>
+
 #include <filesystem>
 
 namespace mlacheck::io::detail {
+
+// While alive, the calling thread holds those signals back: a temporary created and registered
+// under it cannot be left behind by a signal that lands between the two (cli.hostile_input saw it
+// under load). A signal that arrived meanwhile is delivered when it ends, and finds it registered.
+class CleanupSignalsHeld {
+ public:
+  CleanupSignalsHeld();
+  ~CleanupSignalsHeld();
+  CleanupSignalsHeld(const CleanupSignalsHeld&) = delete;
+  CleanupSignalsHeld& operator=(const CleanupSignalsHeld&) = delete;
+
+ private:
+  sigset_t before_;
+};
 
 // Returns a slot for unregister_temporary(), or -1 when every slot is taken (then the temporary is
 // only cleaned up by the usual paths: a process with that many open writes is not ours).
