@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "check/lse.h"
 #include "check/ulp.h"
 #include "quant/bf16.h"
 
@@ -13,7 +14,8 @@ namespace mlacheck::check {
 namespace {
 
 PowerRow score(const Gate& gate, std::string name, std::string what, bool expected_reject,
-               std::span<const float> output, std::span<const float> baseline = {}) {
+               std::span<const float> output, std::span<const float> baseline,
+               std::span<const float> lse, const std::optional<LseReference>& lse_ref) {
   // The gate judges what a kernel writes: bf16.
   std::vector<float> rounded(output.size());
   for (std::size_t i = 0; i < output.size(); ++i)
@@ -47,6 +49,11 @@ PowerRow score(const Gate& gate, std::string name, std::string what, bool expect
   row.total_rel_fro = g.total.rel_fro_err;
   const RowReport& w = g.total.worst_row;
   row.total_worst_row = w.tolerance > 0 ? w.bound_rms / w.tolerance : 0.0;
+  if (lse_ref && !lse.empty()) {
+    const LseReport l = check_lse(lse, lse_ref->lse, gate.layout(), lse_ref->sum_rounding);
+    row.lse_rejects = !l.pass();
+    row.lse_worst_ratio = l.class_mismatches > 0 ? INFINITY : l.worst_ratio;
+  }
   return row;
 }
 
@@ -64,23 +71,24 @@ std::vector<std::string> PowerReport::warnings() const {
     out.push_back(
         r.expected_reject
             ? fmt::format("the gate cannot reject '{}' ({}) for recipe {}", r.name, r.what, recipe)
-            : fmt::format("the gate rejects '{}' ({}) for recipe {}: a bound is too tight", r.name,
-                          r.what, recipe));
+            : fmt::format("the gate rejects {}'{}' ({}) for recipe {}: a bound is too tight",
+                          r.rejected_by_lse_only() ? "the LSE of " : "", r.name, r.what, recipe));
   }
   return out;
 }
 
-PowerReport score_power(const Gate& gate, std::span<const WrongAnswer> wrong) {
+PowerReport score_power(const Gate& gate, std::span<const WrongAnswer> wrong,
+                        std::optional<LseReference> lse) {
   PowerReport report;
   report.recipe = gate.recipe();
   if (gate.has_emulated())
-    report.rows.push_back(
-        score(gate, "emulated", "the recipe's emulated output (control)", false, gate.emulated()));
+    report.rows.push_back(score(gate, "emulated", "the recipe's emulated output (control)", false,
+                                gate.emulated(), {}, lse ? lse->lse : std::span<const float>{}, lse));
   for (const WrongAnswer& w : wrong) {
     if (w.output.size() != static_cast<std::size_t>(gate.layout().elements()))
       throw std::invalid_argument(fmt::format("score_power: '{}' has {} values, expected {}",
                                               w.name, w.output.size(), gate.layout().elements()));
-    report.rows.push_back(score(gate, w.name, w.what, !w.control, w.output, w.baseline));
+    report.rows.push_back(score(gate, w.name, w.what, !w.control, w.output, w.baseline, w.lse, lse));
   }
   return report;
 }

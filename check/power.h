@@ -26,6 +26,17 @@ struct WrongAnswer {
   // numerics: the recipe's emulation), against which the bug's own effect is measured; empty: the
   // exact output.
   std::vector<float> baseline{};
+  // The LSE [T, 16] (natural log) the kernel with this bug writes beside `output`, in the recipe's
+  // numerics; empty where the bug defines none (zeros). Judged against the gate's reference LSE
+  // (LseReference) as `compare` judges a kernel's saved LSE.
+  std::vector<float> lse{};
+};
+
+// The LSE a kernel's is judged against (check/lse.h): the emulation's, with its row-sum rounding
+// deltas (a kernel may sum l from its rounded P).
+struct LseReference {
+  std::span<const float> lse;
+  std::span<const float> sum_rounding;
 };
 
 // The all-zero output of the layout's shape.
@@ -50,7 +61,14 @@ struct PowerRow {
   double effect_ulps = 0;
   bool visible() const { return !expected_reject || effect_ulps > kVisibleUlps; }
   double kernel_rel_rms = 0;  // RMS(bf16(wrong) - emulated) / RMS(emulated)
-  bool ok() const { return visible() ? gate_rejects == expected_reject : true; }
+  // The answer's LSE under check_lse, where the answer has one and an LseReference was given: a
+  // kernel that writes its LSE (as FlashMLA and the project's kernels do) is judged on both.
+  std::optional<bool> lse_rejects;
+  double lse_worst_ratio = 0;  // worst |lse - ref| / lse_tolerance
+  bool rejects() const { return gate_rejects || lse_rejects.value_or(false); }
+  // Rejected through its LSE alone: a kernel that writes no LSE would pass.
+  bool rejected_by_lse_only() const { return !gate_rejects && lse_rejects.value_or(false); }
+  bool ok() const { return visible() ? rejects() == expected_reject : true; }
 };
 
 struct PowerReport {
@@ -62,7 +80,9 @@ struct PowerReport {
 };
 
 // Scores each wrong answer; with an emulated output the first row is the control (the emulation
-// itself, which the gate must accept).
-PowerReport score_power(const Gate& gate, std::span<const WrongAnswer> wrong);
+// itself, which the gate must accept). With `lse`, every answer that carries an LSE is also judged
+// on it (the control's is the reference itself).
+PowerReport score_power(const Gate& gate, std::span<const WrongAnswer> wrong,
+                        std::optional<LseReference> lse = std::nullopt);
 
 }  // namespace mlacheck::check

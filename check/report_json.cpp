@@ -162,6 +162,9 @@ json to_json(const PowerReport& p) {
                     {"total_rel_frobenius", number(r.total_rel_fro)},
                     {"total_worst_row_over_bound", number(r.total_worst_row)},
                     {"kernel_elements_beyond", r.kernel_beyond},
+                    {"lse_rejects", r.lse_rejects ? json(*r.lse_rejects) : json(nullptr)},
+                    {"lse_worst_over_bound", r.lse_rejects ? number(r.lse_worst_ratio) : json(nullptr)},
+                    {"rejects_output_or_lse", r.rejects()},
                     {"as_expected", r.ok()}});
   return {{"recipe", p.recipe},
           {"rows", rows},

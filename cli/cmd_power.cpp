@@ -3,6 +3,8 @@
 // §6.4), per recipe. Exit 1 when the gate accepts a wrong answer or rejects the recipe's own
 // emulated output (with --wrong-answers recipe, an accepted fault is a note: it may lie within what
 // correct kernels differ by); a harness check that accepts wrong answers is the point of the table.
+// Each answer also carries the LSE its kernel would write, judged as `compare` judges a saved LSE;
+// the table says where the LSE alone rejects (a kernel that writes none would pass there).
 #include <array>
 #include <fstream>
 #include <map>
@@ -46,15 +48,17 @@ struct PowerOptions {
 };
 
 // "declared / schedule-free / harness": the gate with the kernel bound of a declared schedule, the
-// gate with the schedule-free kernel bound, the harness's check.
+// gate with the schedule-free kernel bound, the harness's check. rej: the output is rejected; lse:
+// only the answer's LSE is (a kernel that writes no LSE passes); acc: accepted (ACC: a wrong answer).
 // A wrong answer with no visible effect on this data (PowerRow::visible) is "-" throughout.
 std::string cell(const check::PowerRow& declared, const check::PowerRow* free) {
   if (!declared.visible()) return "(no effect)";
-  const auto v = [](bool rejects, bool expected) {
-    return rejects ? "rej" : (expected ? "ACC" : "acc");
+  const auto v = [](const check::PowerRow& row) {
+    if (row.gate_rejects) return "rej";
+    if (row.rejected_by_lse_only()) return "lse";
+    return row.expected_reject ? "ACC" : "acc";
   };
-  return fmt::format("{} / {} / {}", v(declared.gate_rejects, declared.expected_reject),
-                     free ? v(free->gate_rejects, free->expected_reject) : "-",
+  return fmt::format("{} / {} / {}", v(declared), free ? v(*free) : "-",
                      declared.harness_rejects ? "rej" : "acc");
 }
 
@@ -68,22 +72,22 @@ constexpr std::array kExtremeSchedules{"splits=256", "single,tile=1"};
 // preset's split count, an odd split count with a small softmax tile, the extremes above), all
 // correct.
 std::vector<check::WrongAnswer> other_schedules(const GoldenCase& c, const problem::Recipe& r,
-                                                std::span<const uint16_t> preset_out) {
+                                                const ref::EmulatedResult& preset) {
   std::vector<check::WrongAnswer> out;
   out.push_back({"preset-schedule", fmt::format("the emulation with {} splits, tile {} (control)",
                                                 r.num_splits, r.softmax_tile),
-                 widen_bf16(preset_out), true});
+                 widen_bf16(preset.out), true, {}, preset.lse});
   problem::KvCache cache = golden_cache(c, r);
   const ref::EmulatedResult odd = ref::decode_emulated(
       c.batch, c.q, cache, r, problem::Schedule::uniform(kOddSplits, kOddTile));
   out.push_back({"odd-schedule",
                  fmt::format("the emulation with {} splits, tile {} (control)", kOddSplits, kOddTile),
-                 widen_bf16(odd.out), true});
+                 widen_bf16(odd.out), true, {}, odd.lse});
   for (const char* spelling : kExtremeSchedules) {
     const ref::EmulatedResult e =
         ref::decode_emulated(c.batch, c.q, cache, r, problem::parse_schedule(spelling));
     out.push_back({spelling, fmt::format("the emulation with schedule {} (control)", spelling),
-                   widen_bf16(e.out), true});
+                   widen_bf16(e.out), true, {}, e.lse});
   }
   return out;
 }
@@ -101,11 +105,12 @@ int run_power(const PowerOptions& o) {
   const std::vector<std::string> columns{"emulated", "zeros", "drop-token", "skip-rope", "forget-kv-scale",
                                          "v-wrong-dims", "drop-split"};
   fmt::print("Each cell: gate with a declared schedule / gate with no schedule declared (schedule-free\n"
-             "kernel bound) / the harness check (rtol = atol = 1e-2); rej = rejects, acc = accepts, ACC =\n"
-             "accepts a wrong answer. 'emulated' is the control (the recipe's own emulated output: all\n"
-             "must accept it; for the schedule-free gate, the recipe emulated with its preset schedule,\n"
-             "with {} splits x {}-key tiles, with {} and with {} are its controls); every other column is a\n"
-             "known-wrong output.\n\n",
+             "kernel bound) / the harness check (rtol = atol = 1e-2); rej = rejects the output, lse =\n"
+             "rejects only the LSE the kernel writes beside it (a kernel that writes no LSE passes), acc =\n"
+             "accepts, ACC = accepts a wrong answer. 'emulated' is the control (the recipe's own emulated\n"
+             "output: all must accept it; for the schedule-free gate, the recipe emulated with its preset\n"
+             "schedule, with {} splits x {}-key tiles, with {} and with {} are its controls); every other\n"
+             "column is a known-wrong output.\n\n",
              kOddSplits, kOddTile, kExtremeSchedules[0], kExtremeSchedules[1]);
   std::string header = fmt::format("| {:<14} | {:<11} |", "case", "recipe");
   std::string rule = "|----------------|-------------|";
@@ -120,6 +125,7 @@ int run_power(const PowerOptions& o) {
   int free_misses = 0;
   int declared_misses = 0;  // --wrong-answers recipe: faults within the declared kernel bound
   int indistinguishable_misses = 0;  // moved less than a correct control
+  int lse_only = 0;                  // schedule-free: rejected through the LSE alone
   for (const ref::CaseSpec& spec : cases) {
     require_memory(golden_case_bytes(case_size(spec), recipes.size()), "power case " + spec.name);
     GoldenCase c = generate_case(spec);
@@ -141,7 +147,8 @@ int run_power(const PowerOptions& o) {
       declared_options.kernel = check::kernel_bound(r, data, layout, declared.p_flip);
       const check::Gate gate(r, data, layout, c.exact->out, emulated, std::move(declared_options));
       const std::vector<check::WrongAnswer> answers = wrong.for_recipe(r);
-      const check::PowerReport power = check::score_power(gate, answers);
+      const check::PowerReport power = check::score_power(
+          gate, answers, check::LseReference{declared.lse, declared.row_sum_rounding});
 
       // The same answers against the gate with no schedule declared, plus its controls.
       ScheduleFree single = schedule_free(c.batch, c.q, golden_cache(c, r), r, data, layout);
@@ -150,9 +157,11 @@ int run_power(const PowerOptions& o) {
       free_options.envelope = std::move(single.envelope);
       const check::Gate free_gate(r, data, layout, c.exact->out, single.emulation.out,
                                   std::move(free_options));
-      std::vector<check::WrongAnswer> free_answers = other_schedules(c, r, emulated);
+      std::vector<check::WrongAnswer> free_answers = other_schedules(c, r, emulated_result(c, r));
       free_answers.insert(free_answers.end(), answers.begin(), answers.end());
-      const check::PowerReport free_power = check::score_power(free_gate, free_answers);
+      const check::PowerReport free_power = check::score_power(
+          free_gate, free_answers,
+          check::LseReference{single.emulation.lse, single.emulation.row_sum_rounding});
 
       std::string line = fmt::format("| {:<14} | {:<11} |", spec.name, r.name);
       const auto find = [](const check::PowerReport& p, const std::string& col) {
@@ -197,6 +206,15 @@ int run_power(const PowerOptions& o) {
         if (!row.expected_reject && row.kernel_rel_rms > control_rms)
           control_rms = row.kernel_rel_rms, control_name = row.name;
       for (const check::PowerRow& row : free_power.rows) {
+        if (row.visible() && row.expected_reject && row.rejected_by_lse_only()) {
+          ++lse_only;
+          fmt::print(stderr,
+                     "mlacheck power: note: {} {}: without a declared schedule '{}' is rejected by "
+                     "its LSE alone ({:.3g} x the LSE's bound); its output, {:.2f} x as far from "
+                     "the single pass as the farthest correct control ('{}'), passes\n",
+                     spec.name, r.name, row.name, row.lse_worst_ratio,
+                     control_rms > 0 ? row.kernel_rel_rms / control_rms : 0.0, control_name);
+        }
         if (row.ok()) continue;
         if (!row.expected_reject) {
           fmt::print(stderr, "mlacheck power: {} {} (schedule-free): rejects the correct '{}' ({})\n",
@@ -210,7 +228,7 @@ int run_power(const PowerOptions& o) {
         fmt::print(stderr,
                    "mlacheck power: note: {} {}: without a declared schedule '{}' is not caught: "
                    "it moves the output by {:.2e} (relative RMS vs the single-pass emulation), "
-                   "{:.2f} x as far as the farthest correct control ('{}', {:.2e}): {}; declare "
+                   "{:.2f} x as far as the farthest correct control ('{}', {:.2e}): {}{}; declare "
                    "--schedule to catch it\n",
                    spec.name, r.name, row.name, row.kernel_rel_rms,
                    control_rms > 0 ? row.kernel_rel_rms / control_rms : 0.0, control_name,
@@ -221,7 +239,11 @@ int run_power(const PowerOptions& o) {
                        : fmt::format("within the element-wise bound (the worst case of {} P "
                                      "re-rounding) and the envelope of correct schedules ({} x "
                                      "the farthest of those emulated + floor)",
-                                     problem::to_string(r.p), check::kEnvelopeFactor));
+                                     problem::to_string(r.p), check::kEnvelopeFactor),
+                   row.lse_rejects ? fmt::format("; its LSE is at {:.2g} of the LSE's bound (which "
+                                                 "admits a kernel that sums l from its rounded P)",
+                                                 row.lse_worst_ratio)
+                                   : std::string());
       }
       report.push_back({{"case", spec.name},
                         {"recipe", r.name},
@@ -239,9 +261,14 @@ int run_power(const PowerOptions& o) {
                "the kernel bound (notes on stderr).\n",
                declared_misses);
   if (free_misses > 0)
-    fmt::print("Without a declared schedule, {} visible wrong answers are within the schedule-free "
-               "bound, {} of them closer to the emulation than a correct control (notes on stderr).\n",
+    fmt::print("Without a declared schedule, {} visible wrong answers pass the schedule-free bound "
+               "and their LSE, {} of them closer to the emulation than a correct control (notes on "
+               "stderr).\n",
                free_misses, indistinguishable_misses);
+  if (lse_only > 0)
+    fmt::print("Without a declared schedule, {} visible wrong answers are rejected by their LSE alone: "
+               "a kernel that writes no LSE would pass them (notes on stderr).\n",
+               lse_only);
   return failures == 0 ? kExitOk : kExitFail;
 }
 

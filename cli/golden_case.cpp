@@ -284,11 +284,15 @@ void complete(GoldenCase& c, std::span<const problem::Recipe> recipes) {
 }
 
 std::span<const uint16_t> emulated_output(const GoldenCase& c, const problem::Recipe& recipe) {
+  return emulated_result(c, recipe).out;
+}
+
+const ref::EmulatedResult& emulated_result(const GoldenCase& c, const problem::Recipe& recipe) {
   const auto it = std::find_if(c.emulated.begin(), c.emulated.end(),
                                [&](const auto& e) { return e.first == recipe.name; });
   if (it == c.emulated.end())
     throw std::logic_error(fmt::format("no emulated output of recipe {} in the case", recipe.name));
-  return it->second.out;
+  return it->second;
 }
 
 std::vector<float> widen_bf16(std::span<const uint16_t> bf16) {

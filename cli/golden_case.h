@@ -90,6 +90,9 @@ CaseSize case_size(const ref::CaseSpec& spec);
 void complete(GoldenCase& c, std::span<const problem::Recipe> recipes);
 // The recipe's emulated output (bf16 bits) that complete() made; std::logic_error when it did not.
 std::span<const uint16_t> emulated_output(const GoldenCase& c, const problem::Recipe& recipe);
+// The whole emulation of the recipe in the case (out, lse, row-sum rounding); throws like
+// emulated_output.
+const ref::EmulatedResult& emulated_result(const GoldenCase& c, const problem::Recipe& recipe);
 
 // bf16 bits widened to float (exact): how every command turns a bf16 output into values.
 std::vector<float> widen_bf16(std::span<const uint16_t> bf16);

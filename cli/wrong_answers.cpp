@@ -49,12 +49,12 @@ std::vector<uint16_t> rotate_rows(std::span<const uint16_t> x, int by) {
 
 }  // namespace
 
-const check::WrongAnswer* WrongAnswers::shared(const std::string& key, auto make) {
-  auto it = shared_.find(key);
-  if (it == shared_.end()) {
-    std::optional<check::WrongAnswer> w = make();
-    if (!w) return nullptr;
-    it = shared_.emplace(key, std::move(*w)).first;
+const std::vector<float>* WrongAnswers::exact_output(const std::string& key, auto make) {
+  auto it = exact_.find(key);
+  if (it == exact_.end()) {
+    std::optional<std::vector<float>> out = make();
+    if (!out) return nullptr;
+    it = exact_.emplace(key, std::move(*out)).first;
   }
   return &it->second;
 }
@@ -62,66 +62,58 @@ const check::WrongAnswer* WrongAnswers::shared(const std::string& key, auto make
 std::vector<check::WrongAnswer> WrongAnswers::for_recipe(const problem::Recipe& recipe) {
   const GoldenCase& c = case_;
   const Batch& b = c.batch;
-  using Maybe = std::optional<check::WrongAnswer>;
-  std::vector<check::WrongAnswer> wrong;
-  auto add = [&](const check::WrongAnswer* w) {
-    if (w) wrong.push_back(*w);
-  };
+  std::vector<check::WrongAnswer> wrong{check::all_zeros(check::OutputLayout::from_batch(b))};
 
-  add(shared("zeros", [&] { return Maybe(check::all_zeros(check::OutputLayout::from_batch(b))); }));
-
-  // The bugs that change which keys or scores count: computed in fp64 (numerics_ exact), or in the
-  // recipe's own numerics with its preset schedule, scored beside that emulation (the baseline).
+  // The bugs that change which keys or scores count. Output: computed in fp64 (numerics_ exact),
+  // or in the recipe's own numerics with its preset schedule, scored beside that emulation (the
+  // baseline). LSE: always in the recipe's numerics (an fp64 LSE would differ from the recipe's by
+  // its Q and K quantization alone, which a kernel with the bug still does).
   const bool in_recipe = numerics_ == WrongAnswerNumerics::recipe;
-  const std::string key_suffix = in_recipe ? "/" + std::string(recipe.name) : "";
+  const ref::EmulatedResult& correct = emulated_result(c, recipe);
   std::vector<float> baseline;
-  if (in_recipe) baseline = widen_bf16(emulated_output(c, recipe));
-  const auto in_recipe_numerics = [&](ref::EmulationOptions faults) {
-    return widen_bf16(ref::decode_emulated(b, c.q, golden_cache(c, recipe), recipe,
-                                           problem::Schedule::from_plan(
-                                               problem::SplitPlan::uniform(recipe.num_splits),
-                                               recipe.softmax_tile),
-                                           faults)
-                          .out);
+  if (in_recipe) baseline = widen_bf16(correct.out);
+  const auto with_fault = [&](ref::EmulationOptions faults) {
+    return ref::decode_emulated(b, c.q, golden_cache(c, recipe), recipe,
+                                problem::Schedule::from_plan(problem::SplitPlan::uniform(recipe.num_splits),
+                                                             recipe.softmax_tile),
+                                faults);
   };
-  // Keys [first, last) of each request left out: a page table without them, or masked in the
-  // recipe's emulation (same positions, same split plan).
-  const auto without = [&](std::string name, std::string what, auto drop) -> Maybe {
-    if (!in_recipe) {
-      const auto fewer = without_keys(b, drop);
-      if (!fewer) return std::nullopt;
-      return check::WrongAnswer{std::move(name), std::move(what),
-                                ref::decode_exact(*fewer, c.q, c.kv).out};
-    }
-    bool any = false;
-    for (int64_t r = 0; r < b.num_requests(); ++r) {
-      const auto [first, last] = drop(r, b.kv_len(r));
-      any = any || first < last;
-    }
-    if (!any) return std::nullopt;
+  const auto answer = [&](std::string name, std::string what, const ref::EmulatedResult& faulted,
+                          const std::vector<float>* exact) {
+    return check::WrongAnswer{std::move(name), std::move(what),
+                              in_recipe ? widen_bf16(faulted.out) : *exact, false,
+                              in_recipe ? baseline : std::vector<float>{}, faulted.lse};
+  };
+  // Keys [first, last) of each request left out: masked in the recipe's emulation (same positions,
+  // same split plan), and for the fp64 output a page table without them.
+  const auto without = [&](const std::string& name, std::string what, auto drop) {
+    const auto fewer = without_keys(b, drop);
+    if (!fewer) return;  // nothing dropped in this case
+    const std::vector<float>* exact = nullptr;
+    if (!in_recipe)
+      exact = exact_output(name + what, [&] {
+        return std::optional<std::vector<float>>(ref::decode_exact(*fewer, c.q, c.kv).out);
+      });
     ref::EmulationOptions faults;
     faults.fault_masked_keys = drop;
-    return check::WrongAnswer{std::move(name), std::move(what), in_recipe_numerics(faults), false,
-                              baseline};
+    wrong.push_back(answer(name, std::move(what), with_fault(faults), exact));
   };
-  add(shared("drop-token" + key_suffix, [&] {
-    return without("drop-token", "the middle key of every request left out",
-                   [](int64_t, int64_t len) {
-                     return std::pair<int64_t, int64_t>{len / 2, std::min(len, len / 2 + 1)};
-                   });
-  }));
-  add(shared("skip-rope" + key_suffix, [&] {
-    const std::string what = "scores from the 512 latent dims only";
-    if (in_recipe) {
-      ref::EmulationOptions faults;
-      faults.fault_skip_rope = true;
-      return Maybe(check::WrongAnswer{"skip-rope", what, in_recipe_numerics(faults), false, baseline});
-    }
-    std::vector<uint16_t> q_no_rope = c.q;
-    for (std::size_t i = 0; i < q_no_rope.size(); ++i)
-      if (static_cast<int>(i % kQkDim) >= problem::kVDim) q_no_rope[i] = 0;
-    return Maybe(check::WrongAnswer{"skip-rope", what, ref::decode_exact(b, q_no_rope, c.kv).out});
-  }));
+  without("drop-token", "the middle key of every request left out", [](int64_t, int64_t len) {
+    return std::pair<int64_t, int64_t>{len / 2, std::min(len, len / 2 + 1)};
+  });
+  {
+    ref::EmulationOptions faults;
+    faults.fault_skip_rope = true;
+    const std::vector<float>* exact = nullptr;
+    if (!in_recipe)
+      exact = exact_output("skip-rope", [&] {
+        std::vector<uint16_t> q_no_rope = c.q;
+        for (std::size_t i = 0; i < q_no_rope.size(); ++i)
+          if (static_cast<int>(i % kQkDim) >= problem::kVDim) q_no_rope[i] = 0;
+        return std::optional<std::vector<float>>(ref::decode_exact(b, q_no_rope, c.kv).out);
+      });
+    wrong.push_back(answer("skip-rope", "scores from the 512 latent dims only", with_fault(faults), exact));
+  }
 
   if (recipe.kv != problem::KvFormat::bf16) {
     problem::KvCache cache = golden_cache(c, recipe);
@@ -144,24 +136,25 @@ std::vector<check::WrongAnswer> WrongAnswers::for_recipe(const problem::Recipe& 
       cache.mxfp4_scale = unit_scales;
       what = "every MXFP4 block scale taken as 1";
     }
-    wrong.push_back({"forget-kv-scale", what,
-                     widen_bf16(ref::decode_emulated(b, c.q, cache, recipe, recipe.num_splits).out)});
+    ref::EmulatedResult e = ref::decode_emulated(b, c.q, cache, recipe, recipe.num_splits);
+    wrong.push_back({"forget-kv-scale", what, widen_bf16(e.out), false, {}, std::move(e.lse)});
   }
 
+  // Q and K rotated together: the scores, so the LSE, are the correct ones; only V is wrong.
   constexpr int kShift = problem::kRopeDim;  // V = dims 64..575, the rope dims included
-  add(shared("v-wrong-dims", [&] {
-    return Maybe(check::WrongAnswer{"v-wrong-dims", "V read from dims 64..575 of the row",
-                                    ref::decode_exact(b, rotate_rows(c.q, kShift), rotate_rows(c.kv, kShift)).out});
-  }));
+  wrong.push_back({"v-wrong-dims", "V read from dims 64..575 of the row",
+                   *exact_output("v-wrong-dims", [&] {
+                     return std::optional<std::vector<float>>(
+                         ref::decode_exact(b, rotate_rows(c.q, kShift), rotate_rows(c.kv, kShift)).out);
+                   }),
+                   false, {}, correct.lse});
 
   const int splits = std::max(recipe.num_splits, 2);
-  add(shared(fmt::format("drop-split/{}", splits) + key_suffix, [&] {
-    return without("drop-split", fmt::format("the last of {} KV splits left out of the merge", splits),
-                   [splits](int64_t, int64_t len) {
-                     const int64_t per = (len + splits - 1) / splits;
-                     return std::pair<int64_t, int64_t>{std::min<int64_t>(per * (splits - 1), len), len};
-                   });
-  }));
+  without("drop-split", fmt::format("the last of {} KV splits left out of the merge", splits),
+          [splits](int64_t, int64_t len) {
+            const int64_t per = (len + splits - 1) / splits;
+            return std::pair<int64_t, int64_t>{std::min<int64_t>(per * (splits - 1), len), len};
+          });
   return wrong;
 }
 

@@ -15,6 +15,8 @@
 // schedule and a planted fault (ref/decode_emulated.h), each scored beside that emulation without
 // the fault (check::WrongAnswer::baseline). An fp64 answer also differs from the recipe's emulation
 // by all of the recipe's quantization, which a kernel with the bug would still do.
+// Each answer but zeros carries the LSE the kernel with the bug writes, always in the recipe's
+// numerics (the faulted emulation's; v-wrong-dims keeps the correct scores, so the correct LSE).
 #include <map>
 #include <span>
 #include <string>
@@ -43,8 +45,9 @@ class WrongAnswers {
  private:
   const GoldenCase& case_;
   WrongAnswerNumerics numerics_;
-  std::map<std::string, check::WrongAnswer> shared_;  // by name (drop-split: by split count)
-  const check::WrongAnswer* shared(const std::string& key, auto make);
+  // The fp64 outputs, which do not depend on the recipe: by name (drop-split: by split count).
+  std::map<std::string, std::vector<float>> exact_;
+  const std::vector<float>* exact_output(const std::string& key, auto make);
 };
 
 }  // namespace mlacheck::cli

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "check/report_json.h"
@@ -108,6 +110,52 @@ TEST(CheckPower, FlagsABoundThatRejectsTheRecipesOwnEmulation) {
   const auto j = to_json(p);
   EXPECT_FALSE(j.at("gate_has_power").get<bool>());
   EXPECT_EQ(j.at("rows").size(), 1u);
+}
+
+TEST(CheckPower, JudgesTheLseOfAnAnswerThatHasOne) {
+  const auto h = harness_like(1, 256, 81);
+  const problem::Recipe r = *problem::find_recipe("a16w4");
+  // As in FlagsAnAnswerTheGateCannotReject: an output 5 % off that the total bound alone accepts.
+  const Gate gate(r, h.data, h.layout, h.exact, {});
+  std::vector<float> off(h.exact);
+  for (float& x : off) x *= 1.05f;
+  const auto rows = static_cast<std::size_t>(h.layout.rows());
+  const std::vector<float> ref_lse(rows, 2.5f), no_rounding(rows, 0.0f);
+  // Scores shifted by 0.1 (a skipped term): far beyond 64 units of 2^-23 plus the grouping term.
+  std::vector<float> shifted(ref_lse);
+  for (float& x : shifted) x += 0.1f;
+  // Within the tolerance: 8 units of 2^-23 (|lse| + 1).
+  std::vector<float> close(ref_lse);
+  for (float& x : close) x += std::ldexp(8.0f * 3.5f, -23);
+  std::vector<WrongAnswer> wrong{{"lse-off", "5 % off, LSE 0.1 off", off, false, {}, shifted},
+                                 {"no-lse", "5 % off, no LSE", off},
+                                 {"control-close", "a correct LSE", off, true, {}, close},
+                                 {"control-off", "a control whose LSE is off", off, true, {}, shifted}};
+  const PowerReport p = score_power(gate, wrong, LseReference{ref_lse, no_rounding});
+  ASSERT_EQ(p.rows.size(), 4u);
+  const PowerRow& lse_off = p.rows[0];
+  EXPECT_FALSE(lse_off.gate_rejects);
+  ASSERT_TRUE(lse_off.lse_rejects.has_value());
+  EXPECT_TRUE(*lse_off.lse_rejects);
+  EXPECT_TRUE(lse_off.rejected_by_lse_only());
+  EXPECT_TRUE(lse_off.ok());
+  EXPECT_FALSE(p.rows[1].lse_rejects.has_value());  // no LSE: judged on the output alone
+  EXPECT_FALSE(p.rows[1].ok());
+  ASSERT_TRUE(p.rows[2].lse_rejects.has_value());
+  EXPECT_FALSE(*p.rows[2].lse_rejects) << p.rows[2].lse_worst_ratio;
+  EXPECT_TRUE(p.rows[2].ok());
+  EXPECT_FALSE(p.rows[3].ok());  // a control whose LSE is rejected: a bound too tight
+  const std::vector<std::string> w = p.warnings();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NE(w[1].find("rejects the LSE of 'control-off'"), std::string::npos) << w[1];
+  const auto j = to_json(p);
+  EXPECT_TRUE(j.at("rows")[0].at("lse_rejects").get<bool>());
+  EXPECT_TRUE(j.at("rows")[0].at("rejects_output_or_lse").get<bool>());
+  EXPECT_TRUE(j.at("rows")[1].at("lse_rejects").is_null());
+  // Without a reference LSE nothing is judged on it.
+  const PowerReport plain = score_power(gate, wrong);
+  EXPECT_FALSE(plain.rows[0].lse_rejects.has_value());
+  EXPECT_FALSE(plain.rows[0].ok());
 }
 
 TEST(CheckPower, WrongSizeIsAnError) {
