@@ -2,7 +2,8 @@
 // candidates are emulated on the fly from the golden file's inputs, on a sample of its requests
 // when the file is large, and ranked by their kernel error against the output:
 //   1. the numerics families (Q format, KV format, where the KV scale goes) of every preset, each
-//      with P in f32 / bf16 / f16 / fp8, single pass: which family the output belongs to;
+//      with P in f32 / bf16 / f16 / fp8, single pass, a bf16 Q also pre-scaled (q=bf16-scaled):
+//      which family the output belongs to;
 //   2. for the best families, P format x exp base x a coarse schedule grid (single pass, 2..64
 //      splits, tiles 32..128), then for the best of those every split count 1..64 x tiles 16..128.
 // A candidate that is the kernel's own (recipe, schedule) reproduces the output up to float32
@@ -191,13 +192,19 @@ std::vector<problem::Recipe> family_candidates(const JudgedGolden& g) {
     if (preset.kv == problem::KvFormat::mxfp4 && !g.inputs.mxfp4) continue;
     std::vector<std::string_view> scales{"scores"};
     if (preset.kv != problem::KvFormat::bf16) scales = {"scores", "fold-bf16", "fold-f16"};
-    for (std::string_view scale : scales)
-      for (std::string_view p : {"f32", "bf16", "f16", "fp8"}) {
-        problem::Recipe r = preset;
-        problem::set_recipe_field(r, "kv-scale", scale);
-        problem::set_recipe_field(r, "p", p);
-        if (spelled.insert(problem::spell(r)).second) out.push_back(r);
-      }
+    // A bf16 Q may also be pre-scaled in bf16 before Q·Kᵀ (Triton kernels that fold the softmax
+    // scale into q: recipe field q=bf16-scaled).
+    std::vector<std::string_view> qs{problem::to_string(preset.q)};
+    if (preset.q == problem::QFormat::bf16) qs.push_back(problem::to_string(problem::QFormat::bf16_scaled));
+    for (std::string_view q : qs)
+      for (std::string_view scale : scales)
+        for (std::string_view p : {"f32", "bf16", "f16", "fp8"}) {
+          problem::Recipe r = preset;
+          problem::set_recipe_field(r, "q", q);
+          problem::set_recipe_field(r, "kv-scale", scale);
+          problem::set_recipe_field(r, "p", p);
+          if (spelled.insert(problem::spell(r)).second) out.push_back(r);
+        }
   }
   return out;
 }
@@ -255,20 +262,25 @@ int run_identify(const IdentifyOptions& o) {
                                  })->recipe;
     std::vector<Candidate> coarse;
     ProgressPrinter progress("identify: schedules of " + family);
-    const int64_t coarse_total = 4 * static_cast<int64_t>(kCoarseSplits.size() * kCoarseTiles.size());
+    const int64_t coarse_total = 8 * static_cast<int64_t>(kCoarseSplits.size() * kCoarseTiles.size());
     int64_t done = 0;
-    // Coarse: each P format over a coarse schedule grid (in the family's own base).
-    for (std::string_view p : {"f32", "bf16", "f16", "fp8"}) {
-      problem::Recipe r = base;
-      problem::set_recipe_field(r, "p", p);
-      for (int splits : kCoarseSplits)
-        for (int tile : kCoarseTiles) {
-          progress.update(++done, coarse_total);
-          const Schedule s = schedule_of(splits, tile);
-          if (search.seen(r, s)) continue;
-          coarse.push_back(search.score(r, s));
-        }
-    }
+    // Coarse: each P format in either base over a coarse schedule grid. Both bases here, not only
+    // in the fine step: on peaked data (a one-hot softmax) the base moves the output as much as the
+    // P format does, and a P chosen in the wrong base sent the fine step astray (a bf16-P, base-2
+    // kernel named as fp8 P in base 2 on small_peaked_q4).
+    for (std::string_view p : {"f32", "bf16", "f16", "fp8"})
+      for (std::string_view b : {"e", "2"}) {
+        problem::Recipe r = base;
+        problem::set_recipe_field(r, "p", p);
+        problem::set_recipe_field(r, "base", b);
+        for (int splits : kCoarseSplits)
+          for (int tile : kCoarseTiles) {
+            progress.update(++done, coarse_total);
+            const Schedule s = schedule_of(splits, tile);
+            if (search.seen(r, s)) continue;
+            coarse.push_back(search.score(r, s));
+          }
+      }
     std::sort(coarse.begin(), coarse.end(), better);
     all.insert(all.end(), coarse.begin(), coarse.end());
     // Fine: every split count and tile for the best P of the coarse grid, in either base.

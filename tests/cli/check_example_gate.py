@@ -11,7 +11,8 @@ merge weights every split equally), judged by the binary:
 - a kernel that leaves rows with no key undefined (NaN) fails by default and passes with
   --empty-rows any, which counts the rows;
 - reading a golden file from NumPy needs `import ml_dtypes` first (the README says so);
-- a kernel that pre-scales q in bf16 (--q-prescaled) passes under q=bf16-scaled, its LSE too, and
+- a kernel that pre-scales q in bf16 (--q-prescaled) passes under q=bf16-scaled, its LSE too
+  (identify names that recipe), and
   on peaked data its LSE fails under plain bf16 Q (the field is what tells them apart).
 
 usage: check_example_gate.py MLACHECK WORKDIR
@@ -272,6 +273,12 @@ except TypeError as e:
           "under plain bf16 Q its output passes and its LSE fails (exit %d)" % r.returncode)
     check("judge it with --recipe a16w16:q=bf16-scaled,base=2" in r.stdout,
           "and compare names the field that explains it")
+    # identify searches pre-scaled Q too, and both bases in its coarse grid (on this one-hot data
+    # the split count is not pinned down: 50 keys a request; the recipe is).
+    r = run(binary, "identify", peaked, prescaled, "--json", work / "identify_prescaled.json")
+    best = json.loads((work / "identify_prescaled.json").read_text())["ranked"][0] if r.returncode == 0 else {}
+    check(best.get("recipe") == "a16w16:q=bf16-scaled,base=2",
+          "identify names the pre-scaled Q, bf16 P and base 2 (got %s %s)" % (best.get("recipe"), best.get("schedule")))
 
     print("%d failure(s)" % failures)
     return 1 if failures else 0
