@@ -60,14 +60,19 @@ TEST(CheckPower, ZerosAndWrongDimsRejectedByTheGateNotByTheHarness) {
   EXPECT_NE(format_power(p).find("wrong-dims"), std::string::npos);
 }
 
+// The exact output 5 % off. With no emulated output under a16w4 only the total bound judges, and
+// its MXFP4 budget (~0.47 of the RMS) cannot see a 5 % error, which is well past the 1.5 ulps
+// (~1 %) that make a wrong answer visible.
+std::vector<float> five_percent_off(const std::vector<float>& exact) {
+  std::vector<float> off(exact);
+  for (float& x : off) x *= 1.05f;
+  return off;
+}
+
 TEST(CheckPower, FlagsAnAnswerTheGateCannotReject) {
   const auto h = harness_like(1, 256, 81);
-  const problem::Recipe r = *problem::find_recipe("a16w4");
-  // No emulated output: only the total bound, whose MXFP4 budget (~0.47 of the RMS) cannot see a
-  // 5 % error, which is well past the 1.5 ulps (~1 %) that makes a wrong answer visible.
-  const Gate gate(r, h.data, h.layout, h.exact, {});
-  std::vector<float> off(h.exact);
-  for (float& x : off) x *= 1.05f;
+  const Gate gate(*problem::find_recipe("a16w4"), h.data, h.layout, h.exact, {});
+  const std::vector<float> off = five_percent_off(h.exact);
   const std::vector<WrongAnswer> wrong{{"slightly-off", "the exact output times 1.05", off}};
   const PowerReport p = score_power(gate, wrong);
   ASSERT_EQ(p.rows.size(), 1u);
@@ -114,11 +119,9 @@ TEST(CheckPower, FlagsABoundThatRejectsTheRecipesOwnEmulation) {
 
 TEST(CheckPower, JudgesTheLseOfAnAnswerThatHasOne) {
   const auto h = harness_like(1, 256, 81);
-  const problem::Recipe r = *problem::find_recipe("a16w4");
-  // As in FlagsAnAnswerTheGateCannotReject: an output 5 % off that the total bound alone accepts.
-  const Gate gate(r, h.data, h.layout, h.exact, {});
-  std::vector<float> off(h.exact);
-  for (float& x : off) x *= 1.05f;
+  // An output the total bound alone accepts (five_percent_off), with LSEs near and far.
+  const Gate gate(*problem::find_recipe("a16w4"), h.data, h.layout, h.exact, {});
+  const std::vector<float> off = five_percent_off(h.exact);
   const auto rows = static_cast<std::size_t>(h.layout.rows());
   const std::vector<float> ref_lse(rows, 2.5f), no_rounding(rows, 0.0f);
   // Scores shifted by 0.1 (a skipped term): far beyond 64 units of 2^-23 plus the grouping term.
