@@ -1,6 +1,5 @@
-// The split-K LSE merge (ref/decode_emulated.h step 5), one block per query row, float32, splits in
-// order: M = max lse, w_s = b^(lse_s - M), W = Σ w_s, out = bf16(fl32(Σ w_s·o_s) / W),
-// lse = fl32(M + log_b W). A row with no visible key in any split gets out = 0, lse = -inf.
+// The split-K LSE merge (ref/decode_emulated.h step 5) as a kernel of its own, one block per (query
+// row, head); its float operations are gpu/common/merge_math.h's.
 // The partials are 16-byte aligned (workspace regions are 256-byte aligned, rows 2 KB).
 #include <cstdint>
 #include <limits>
@@ -10,6 +9,7 @@
 #include "gpu/common/device_common.h"
 #include "gpu/common/device_math.h"
 #include "gpu/common/kernels.h"
+#include "gpu/common/merge_math.h"
 #include "gpu/common/owner.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
@@ -28,7 +28,6 @@ constexpr int kDimsPerThread = 4;
 static_assert(kMergeThreads * kDimsPerThread == kVDim);
 
 __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
-  constexpr float kNegInf = -__builtin_huge_valf();
   __shared__ float weight[kMaxSplits];
   __shared__ float lse_of[kMaxSplits];
   __shared__ float big_and_total[2];
@@ -47,25 +46,25 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
   for (int s = tid; s < splits; s += kMergeThreads)
     lse_of[s] = a.part_lse[(base + s) * kNumHeads + head];
   block_sync();
-  if (tid == 0) {  // max in split order (a NaN is skipped, as std::max)
-    float big = kNegInf;
-    for (int s = 0; s < splits; ++s) big = big < lse_of[s] ? lse_of[s] : big;
+  if (tid == 0) {
+    float big = merge::kNegInf;
+    for (int s = 0; s < splits; ++s) big = merge::max_lse(big, lse_of[s]);
     big_and_total[0] = big;
   }
   block_sync();
   const float big = big_and_total[0];
-  const bool empty = big == kNegInf;
+  const bool empty = merge::empty_row(big);
   for (int s = tid; s < splits; s += kMergeThreads)
-    weight[s] = empty                                ? 0.0f
-                : MLACHECK_MUTANT(a, equal_weight_merge) ? (lse_of[s] == kNegInf ? 0.0f : 1.0f)  // gpu/mutants.h
-                                                         : exp_base(a.base2, lse_of[s] - big);  // empty split: 0
+    weight[s] = !empty && MLACHECK_MUTANT(a, equal_weight_merge)  // gpu/mutants.h
+                    ? (lse_of[s] == merge::kNegInf ? 0.0f : 1.0f)
+                    : merge::weight(a.base2, lse_of[s], big);
   block_sync();
   if (tid == 0) {  // W = Σ w_s in split order
     float sum = 0.0f;
     for (int s = 0; s < splits; ++s) sum = sum + weight[s];
     big_and_total[1] = sum;
     if (a.lse != nullptr) {
-      float lse = empty ? kNegInf : natural_lse(a.base2, big + log_base(a.base2, sum));
+      float lse = merge::merged_lse(a.base2, big, sum);
       if (MLACHECK_MUTANT(a, lse_in_base2)) lse *= static_cast<float>(math_detail::kLog2e);  // gpu/mutants.h
       a.lse[token * kNumHeads + head] = lse;
     }
@@ -81,11 +80,10 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
     for (int s = 0; s < splits; ++s) {
       const float4 v = *reinterpret_cast<const float4*>(o + s * split_stride);
       const float w = weight[s];
-      const float p0 = w * v.x, p1 = w * v.y, p2 = w * v.z, p3 = w * v.w;  // product, then sum
-      acc[0] = acc[0] + p0;
-      acc[1] = acc[1] + p1;
-      acc[2] = acc[2] + p2;
-      acc[3] = acc[3] + p3;
+      acc[0] = merge::accumulate(acc[0], w, v.x);
+      acc[1] = merge::accumulate(acc[1], w, v.y);
+      acc[2] = merge::accumulate(acc[2], w, v.z);
+      acc[3] = merge::accumulate(acc[3], w, v.w);
     }
 #pragma unroll
     for (int e = 0; e < kDimsPerThread; ++e) acc[e] = acc[e] / total;

@@ -1,0 +1,25 @@
+#pragma once
+// NVIDIA builds for sm_90a only (MLACHECK_HAVE_SM90A): the device side of
+// tests/gpu/cluster_merge_test.cpp (gpu/sm90/cluster_merge.h).
+#include <cstdint>
+#include <vector>
+
+namespace mlacheck::gpu {
+
+struct MergedRows {
+  std::vector<uint16_t> out;  // [T, 16, 512] bf16 bits
+  std::vector<float> lse;     // [T, 16] natural log
+};
+
+// The partials part_o [T, S, 16, 512] and part_lse [T, S, 16] merged on the device twice: by the
+// merge kernel (gpu/common/merge.hip) and by cluster_merge in a cluster of S blocks per token, each
+// block's partial copied into its shared memory first. Outputs are poisoned (NaN) before each.
+// 1 <= S <= sm90::kMaxClusterSplits.
+struct MergeComparison {
+  MergedRows kernel, cluster;
+};
+MergeComparison device_merge_both_ways(const std::vector<float>& part_o,
+                                       const std::vector<float>& part_lse, int tokens, int splits,
+                                       bool base2);
+
+}  // namespace mlacheck::gpu
