@@ -117,7 +117,9 @@ constexpr float kNegInf = -__builtin_huge_valf();
 // (tile_published).
 constexpr int kConsumerBarrier = 1 + kWarpgroups;
 constexpr int kPublishedBarrier = kConsumerBarrier + 1;
-static_assert(kPublishedBarrier + kWarpgroups <= 16, "sm_90 has 16 hardware barriers per block");
+// fp8: per warpgroup w "w's value tile is free" (value_free_*): the other warpgroup has read it.
+constexpr int kValueFreeBarrier = kPublishedBarrier + kWarpgroups;
+static_assert(kValueFreeBarrier + kWarpgroups <= 16, "sm_90 has 16 hardware barriers per block");
 
 // fp8 tiles (a16w8): parts of kFp8PartRows raw rows, one per warp of the owner.
 constexpr int kFp8RowBytes = kQkDim;                          // 576 e4m3 codes
@@ -217,6 +219,19 @@ __device__ __forceinline__ void consumer_sync() {
 __device__ __forceinline__ void tile_published(int warpgroup) {
   __syncwarp();  // each warp arrives whole
   asm volatile("barrier.sync %0, %1;\n" ::"r"(kPublishedBarrier + warpgroup), "n"(kConsumerThreads) : "memory");
+}
+
+// fp8: warpgroup w's value tile free again. The reader of w's tile v (the other warpgroup, in
+// take_remote) arrives once its P·V of it is complete, if w has a tile v + 2 in the token; w waits
+// before it stores the value tile of its tile u, if u >= 2. So arrivals and waits pair up, one each
+// per tile of w from its third on.
+__device__ __forceinline__ void value_free_arrive(int warpgroup) {
+  __syncwarp();
+  asm volatile("barrier.arrive %0, %1;\n" ::"r"(kValueFreeBarrier + warpgroup), "n"(kConsumerThreads) : "memory");
+}
+__device__ __forceinline__ void value_free_wait(int warpgroup) {
+  __syncwarp();
+  asm volatile("barrier.sync %0, %1;\n" ::"r"(kValueFreeBarrier + warpgroup), "n"(kConsumerThreads) : "memory");
 }
 
 // The largest of two scores the reference's way (a NaN second operand is skipped).
@@ -708,12 +723,12 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       // The other warpgroup's previous tile first: its stage is released as soon as possible
       // (device run 1 of issue 10's overlap branch: Q·Kᵀ issued first, under the other's softmax
       // step, held both stages longer and ran at 801 µs instead of 590 at 256 x 8192).
-      if (t > 0) take_remote(t - 1);
       Acc s;
       if constexpr (kFp8) {
-        // This warp's part: its codes into registers, the part released, then the decode and
-        // the products (which write this warpgroup's value tile: the other warpgroup's P·V of
-        // this warpgroup's previous tile is done, it preceded the other's publish just taken).
+        // Q·Kᵀ first: this warp's part (its codes into registers, the part released at once),
+        // the decode and the products, under the other warpgroup's softmax step of tile t - 1.
+        // They write this warpgroup's value tile, once the other has read its tile t - 2.
+        if (t >= 2) value_free_wait(wg);
         const int part = (first + t) * kFp8Parts + wg_warp;
         mma::bulk_barrier_wait(&full[ring_slot(part)], ring_phase(part));
         PartCodes codes;
@@ -722,8 +737,14 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         if (lane == 0) mma::bulk_barrier_arrive(&empty[ring_slot(part)]);
         __syncwarp();
         qk_fp8(s, codes, sq, own_v, n, wg_warp, lane);
+        if (t > 0) {
+          take_remote(t - 1);
+          sm90::wgmma_wait<0>();
+          if (t + 1 < keys.tiles) value_free_arrive(other);
+        }
         settle_outputs();
       } else {
+        if (t > 0) take_remote(t - 1);
         issue_qk(s, kv, sq, full + stage * KvTile::kBoxes, parity_of(t));
         sm90::wgmma_wait<0>();
         sm90::wgmma_fence_operand(s);

@@ -1,5 +1,6 @@
 // The Hopper family (gpu/family.h): NVIDIA sm_90a's warpgroup MMA (gpu/sm90/wgmma.h) for both
-// products, reading one shared tile of cache rows per 64 keys; NVIDIA only.
+// products on tiles of 64 keys, bf16 caches read as stored, fp8 (e4m3fn) caches decoded to bf16 by
+// the tile's owner (gpu/hopper/attention.hip); NVIDIA only.
 #include "gpu/hopper/family.h"
 
 #include <string>
