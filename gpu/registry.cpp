@@ -43,6 +43,10 @@ constexpr Tunables kHopper{0, 0, true, hopper::kTileKeys};
 constexpr std::string_view kWhyHopper =
     "a producer warp (bulk tensor copies) and two consumer warpgroups, 64-key tiles, 2 stages (gpu/hopper/config.h); splits: "
     "the mma family's wave model with this tile";
+constexpr std::string_view kWhyHopperFp8 =
+    "a producer warp (bulk copies of raw rows into a ring of 8 parts of 16 keys), two consumer warpgroups, "
+    "64-key tiles decoded to bf16 by their owner (gpu/hopper/config.h); splits: the mma family's wave "
+    "model with this tile (not re-measured for fp8)";
 
 constexpr Row kTable[] = {
     {"a16w16", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
@@ -74,6 +78,7 @@ constexpr Row kTable[] = {
     {"a4w4", Schedule::split_k, FamilyId::mma, kFast, kWhyFast},
     {"a4w4", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
     {"a16w16", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopper},
+    {"a16w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperFp8},
 };
 
 std::vector<Strategy> build_table() {

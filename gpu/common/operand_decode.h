@@ -89,6 +89,47 @@ MLACHECK_HD inline uint32_t e4m3fn_pair_to_bf16_pair(uint32_t codes) {
          ((codes & 0x8000u) << 16);
 }
 
+// --- e4m3fn, four codes without a NaN --------------------------------------------------------------
+// For kernels that decode whole tiles (the Hopper family's a16w8: every code of every tile, about
+// two instructions per code at most for its time budget): the NaN test is taken out of the per-code
+// path and made once per batch of words by the caller, which ORs e4m3fn_nan_probe of each word and
+// tests the OR against kE4m3fnNanLanes; a batch with a NaN code takes e4m3fn_pair_to_bf16_pair.
+//
+// Bit 7 of each byte of the probe is set iff that byte's code is a NaN (magnitude 0x7F): the
+// magnitudes are below 0x80, so adding 1 carries into bit 7 for 0x7F only and never into the next
+// byte.
+inline constexpr uint32_t kE4m3fnNanLanes = 0x80808080u;
+MLACHECK_HD constexpr uint32_t e4m3fn_nan_probe(uint32_t codes) noexcept {
+  return (codes & 0x7F7F7F7Fu) + 0x01010101u;
+}
+
+// Four e4m3fn codes (low byte first), none a NaN, as two bf16 pairs: `lo` holds codes 0 and 1, `hi`
+// codes 2 and 3 (low half first), the bits of bf16(quant::fp8_to_f32(code)). NVIDIA sm_90: per pair
+// one byte permute that puts each code in the low byte of its half and its sign bit replicated over
+// the high byte, a shift by 4 and a mask that leave the 7 magnitude bits at bf16's bits 4..10 and
+// the sign at bit 15 — bf16 bits that read 2^(e-127)·(1 + m/8) (or m/8·2^-126 for e = 0) — and one
+// bf16x2 multiply by 2^120 that makes them the e4m3fn value 2^(e-7)·(1 + m/8) (or m·2^-9), exactly:
+// one significant bit more than 0, a power-of-two factor, and bf16 arithmetic keeps subnormal
+// inputs (PTX mul.bf16x2 has no flush-to-zero form); ±0 stays ±0. A NaN code would come out as
+// ±480: callers test e4m3fn_nan_probe first. Elsewhere: e4m3fn_pair_to_bf16_pair.
+// tests/gpu/mma_test.cpp checks the device build over every pair of codes in both halves.
+MLACHECK_HD inline void e4m3fn_quad_to_bf16_pairs_finite(uint32_t codes, uint32_t& lo, uint32_t& hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // prmt selector nibbles: byte index, + 8 to replicate that byte's sign bit over the target byte.
+  uint32_t x_lo, x_hi;
+  asm("prmt.b32 %0, %1, 0, 0x9180;\n" : "=r"(x_lo) : "r"(codes));  // c0, sign(c0), c1, sign(c1)
+  asm("prmt.b32 %0, %1, 0, 0xB3A2;\n" : "=r"(x_hi) : "r"(codes));  // c2, sign(c2), c3, sign(c3)
+  constexpr uint32_t kFields = 0x87F087F0u;  // sign (bit 15) and magnitude (bits 4..10) per half
+  constexpr uint32_t kTwoPow120 = 0x7B807B80u;  // bf16 2^120 in both halves
+  const uint32_t z_lo = (x_lo << 4) & kFields, z_hi = (x_hi << 4) & kFields;
+  asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(lo) : "r"(z_lo), "r"(kTwoPow120));
+  asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(hi) : "r"(z_hi), "r"(kTwoPow120));
+#else
+  lo = e4m3fn_pair_to_bf16_pair(codes & 0xFFFFu);
+  hi = e4m3fn_pair_to_bf16_pair(codes >> 16);
+#endif
+}
+
 // The same two codes as an f16 pair. NVIDIA sm_89+: cvt.rn.f16x2.e4m3x2, one instruction for both
 // (exact: every e4m3fn value is an f16 value; NaN stays NaN). Elsewhere (the host, AMD, whose fp8
 // converts read e4m3fnuz on gfx942): the bit arithmetic.

@@ -29,7 +29,28 @@
 // row per box, each row looked up in the page table. Rows of a tile past its keys are zeroed
 // before P·V reads them (a row of another request, or of a NaN-poisoned unused page, times P = 0
 // would still be NaN).
-// Not yet: fp8 / MXFP4 caches, heads x q_len packed into N (tokens run one after another), the
+//
+// fp8 caches with bf16 Q and P (a16w8): every e4m3fn value is a bf16 value, so K and V decoded to
+// bf16 without the scale are exact, and the per-tensor KV scale multiplies the scores (one rounding,
+// fl32(score scale · KV scale), as the mma family and the emulation take it) and each output
+// (fl32(fl32(acc / l) · KV scale)). The copy engine lands the raw rows (576 bytes, plain bulk copies:
+// a row is no multiple of a 128-byte swizzle span) in a ring of parts of 16 keys, one part per warp
+// of the tile's owner, the rows of Sᵀ that warp holds. The owner's warp loads its part's codes into
+// registers (16-byte loads: rows 576 bytes apart fall on alternate bank halves, so a quarter-warp's
+// two rows x 64 bytes meet no bank twice) and releases the part at once, so the copy engine keeps
+// two tiles in flight however long the decode takes. The owner then decodes each 64-dim box to bf16
+// pairs (gpu/common/operand_decode.h, about two instructions per code), feeds them to Sᵀ = K Qᵀ as
+// wgmma's register A operand (no shared-memory round trip for K, and the rope dims are never
+// stored), and stores the 512 value dims as the bf16 value tile of this warpgroup in the swizzled
+// layout the bf16 kernel's P·V reads (rows past the tile's keys stored as zeros). Each thread's A
+// fragment takes 16 consecutive dims of a row per box in one load, so the K-major order of the
+// products' dims is permuted within each box; Q is staged in the same permutation, which leaves
+// every product the same and only the float32 summation order different (the bound's delta_acc).
+// Why not a converter warpgroup writing whole bf16 tiles (the issue's suggestion): a bf16 K-and-V
+// tile is 72 KB, and the two it would need beside the fp8 ring and Q do not fit in 227 KB; decoding
+// in the owner costs it about 600 instructions per tile, work its warps have time for (the tile's
+// other warpgroup runs its own softmax meanwhile), and K never touches shared memory as bf16.
+// Not yet: MXFP4 caches, heads x q_len packed into N (tokens run one after another), the
 // persistent schedule.
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +60,7 @@
 
 #include "gpu/common/device_common.h"
 #include "gpu/common/device_math.h"
+#include "gpu/common/operand_decode.h"
 #include "gpu/common/operands.h"
 #include "gpu/common/rounding.h"
 #include "gpu/hopper/config.h"
@@ -67,7 +89,20 @@ using Barrier = mma::BulkBarrier;
 
 constexpr int kConsumerThreads = kWarpgroups * sm90::kWarpgroupThreads;
 constexpr int kConsumerWarps = kConsumerThreads / kWarpSize;
-constexpr int kThreads = kConsumerThreads + kWarpSize;  // the producer is the last warp
+// bf16: the producer is one warp after the consumers. fp8: a whole producer warpgroup, of which one
+// warp copies and three leave at once, so that setmaxnreg can move its registers to the consumers:
+// at 288 threads ptxas caps the kernel at 168 registers (a block counts as three whole warpgroups)
+// and the fp8 consumers, holding a part's codes, the decoded A fragments and Oᵀ, spilled 164 bytes.
+template <problem::KvFormat Kv>
+constexpr int kThreads = kConsumerThreads + (Kv == problem::KvFormat::fp8 ? sm90::kWarpgroupThreads : kWarpSize);
+// setmaxnreg (fp8): the producer warpgroup keeps kProducerRegisters, each consumer thread gets
+// kConsumerRegisters; at launch every thread has 168 (65536 / 384 rounded down to 8), and
+// 2 x 128 x (232 - 168) = 128 x (168 - 40).
+constexpr int kProducerRegisters = 40;
+constexpr int kConsumerRegisters = 232;
+static_assert(kWarpgroups * sm90::kWarpgroupThreads * kConsumerRegisters +
+                  sm90::kWarpgroupThreads * kProducerRegisters <=
+              65536, "setmaxnreg: the register file holds the consumers' and the producers' shares");
 static_assert(kTileKeys == sm90::kWgM);
 constexpr int kWarps = sm90::kWarpgroupWarps;                  // per warpgroup
 constexpr int kQkSteps = kQkDim / sm90::kWgK16;               // 36: a tile's owner takes all dims
@@ -82,32 +117,71 @@ constexpr float kNegInf = -__builtin_huge_valf();
 // (tile_published).
 constexpr int kConsumerBarrier = 1 + kWarpgroups;
 constexpr int kPublishedBarrier = kConsumerBarrier + 1;
-static_assert(kPublishedBarrier + kWarpgroups <= 16, "sm_90 has 16 hardware barriers per block");
+// fp8: per warpgroup w "w's value tile is free" (value_free_*): the other warpgroup has read it.
+constexpr int kValueFreeBarrier = kPublishedBarrier + kWarpgroups;
+static_assert(kValueFreeBarrier + kWarpgroups <= 16, "sm_90 has 16 hardware barriers per block");
 
-// Shared memory (bytes from a 1024-byte-aligned base: the swizzle's period):
-//   stage  kStages tiles of kTileKeys cache rows in KvTile layout
-//   q      Q of the current token in QTile layout (16 rows)
+// fp8 tiles (a16w8): parts of kFp8PartRows raw rows, one per warp of the owner.
+constexpr int kFp8RowBytes = kQkDim;                          // 576 e4m3 codes
+constexpr int kFp8Parts = kTileKeys / kFp8PartRows;           // 4
+constexpr int kFp8PartBytes = kFp8PartRows * kFp8RowBytes;    // 9216
+constexpr int kValueBoxes = kVDim / KvTile::kBoxDims;         // 8
+constexpr int kFp8ValueBytes = kValueBoxes * KvTile::kBoxBytes;  // 64 KB
+static_assert(kFp8Parts == sm90::kWarpgroupWarps, "one part per warp of the tile's owner");
+static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies move 16-byte multiples");
+
+// Shared memory (bytes from a 1024-byte-aligned base: the swizzle's period), per KV format:
+//   stage  bf16: kStages tiles of kTileKeys cache rows in KvTile layout;
+//          fp8: the ring of kFp8RingParts parts of kFp8PartRows raw rows (576 bytes each)
+//   value  fp8: per warpgroup, the bf16 value tile of its latest tile (KvTile layout, boxes 0..7)
+//   q      Q of the current token in QTile layout (16 rows; fp8: dims permuted as the A fragments)
 //   p      per warpgroup: P of its latest tile, [64 keys][16 heads] bf16 (Oᵀ's B operand, MN-major)
 //   pub    per warpgroup: its latest tile's α, Σp and new running max of each head, [3][16] floats
 //   red    per warpgroup: per-warp partial maxima and sums of each head, [kWarps][16] floats each
 //   stats  l and m of each head at the end of a split
-//   bars   per stage and box: the full barrier; then per stage: the empty one
+//   bars   the full barriers (bf16: per stage and box; fp8: per part), then the empty ones
 constexpr int kPBytes = kNumHeads * kTileKeys * 2;
 constexpr int kPubBytes = 3 * kNumHeads * 4;
 constexpr int kRedBytes = 2 * kWarps * kNumHeads * 4;
-constexpr int kOffStage = 0;
-constexpr int kOffQ = kOffStage + kStages * KvTile::kBytes;
-constexpr int kOffP = kOffQ + QTile::kBytes;
-constexpr int kOffPub = kOffP + kWarpgroups * kPBytes;
-constexpr int kOffRed = kOffPub + kWarpgroups * kPubBytes;
-constexpr int kOffStats = kOffRed + kWarpgroups * kRedBytes;
-constexpr int kOffBars = kOffStats + 2 * kNumHeads * 4;
 constexpr int kAlignSlack = KvTile::kAtomBytes;  // dynamic shared memory is only 16-byte aligned
-constexpr int kSharedBytes = kOffBars + (KvTile::kBoxes + 1) * kStages * 8 + kAlignSlack;
-static_assert(kSharedBytes <= 232448, "the plan exceeds sm_90's 227 KB per block");
-static_assert(KvTile::kBytes % KvTile::kAtomBytes == 0 && kOffQ % KvTile::kAtomBytes == 0 &&
-              QTile::kBoxBytes % QTile::kAtomBytes == 0 && kOffP % 128 == 0 &&
-              kOffBars % 8 == 0);
+
+struct SharedPlan {
+  int stage = 0, value = 0, q = 0, p = 0, pub = 0, red = 0, stats = 0, bars = 0;
+  int full_barriers = 0, empty_barriers = 0, bytes = 0;
+};
+constexpr SharedPlan shared_plan(bool fp8) {
+  SharedPlan s;
+  if (fp8) {
+    s.value = 0;
+    s.q = kWarpgroups * kFp8ValueBytes;
+    s.stage = s.q + QTile::kBytes;
+    s.p = s.stage + kFp8RingParts * kFp8PartBytes;
+    s.full_barriers = s.empty_barriers = kFp8RingParts;
+  } else {
+    s.stage = s.value = 0;
+    s.q = kStages * KvTile::kBytes;
+    s.p = s.q + QTile::kBytes;
+    s.full_barriers = kStages * KvTile::kBoxes;
+    s.empty_barriers = kStages;
+  }
+  s.pub = s.p + kWarpgroups * kPBytes;
+  s.red = s.pub + kWarpgroups * kPubBytes;
+  s.stats = s.red + kWarpgroups * kRedBytes;
+  s.bars = s.stats + 2 * kNumHeads * 4;
+  s.bytes = s.bars + (s.full_barriers + s.empty_barriers) * 8 + kAlignSlack;
+  return s;
+}
+template <problem::KvFormat Kv>
+constexpr SharedPlan kPlan = shared_plan(Kv == problem::KvFormat::fp8);
+constexpr bool plan_fits(const SharedPlan& s, bool fp8) {
+  return s.bytes <= 232448 &&  // sm_90's 227 KB per block
+         s.value % KvTile::kAtomBytes == 0 && s.q % KvTile::kAtomBytes == 0 &&
+         s.stage % (fp8 ? 16 : KvTile::kAtomBytes) == 0 && s.p % 128 == 0 && s.bars % 8 == 0;
+}
+static_assert(plan_fits(shared_plan(false), false), "the bf16 plan exceeds sm_90's 227 KB or misaligns");
+static_assert(plan_fits(shared_plan(true), true), "the fp8 plan exceeds sm_90's 227 KB or misaligns");
+static_assert(KvTile::kBytes % KvTile::kAtomBytes == 0 && QTile::kBoxBytes % QTile::kAtomBytes == 0 &&
+              kFp8ValueBytes % KvTile::kAtomBytes == 0);
 
 __device__ __forceinline__ void copy_16(void* dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
@@ -145,6 +219,19 @@ __device__ __forceinline__ void consumer_sync() {
 __device__ __forceinline__ void tile_published(int warpgroup) {
   __syncwarp();  // each warp arrives whole
   asm volatile("barrier.sync %0, %1;\n" ::"r"(kPublishedBarrier + warpgroup), "n"(kConsumerThreads) : "memory");
+}
+
+// fp8: warpgroup w's value tile free again. The reader of w's tile v (the other warpgroup, in
+// take_remote) arrives once its P·V of it is complete, if w has a tile v + 2 in the token; w waits
+// before it stores the value tile of its tile u, if u >= 2. So arrivals and waits pair up, one each
+// per tile of w from its third on.
+__device__ __forceinline__ void value_free_arrive(int warpgroup) {
+  __syncwarp();
+  asm volatile("barrier.arrive %0, %1;\n" ::"r"(kValueFreeBarrier + warpgroup), "n"(kConsumerThreads) : "memory");
+}
+__device__ __forceinline__ void value_free_wait(int warpgroup) {
+  __syncwarp();
+  asm volatile("barrier.sync %0, %1;\n" ::"r"(kValueFreeBarrier + warpgroup), "n"(kConsumerThreads) : "memory");
 }
 
 // The largest of two scores the reference's way (a NaN second operand is skipped).
@@ -337,11 +424,175 @@ __device__ __forceinline__ void issue_qk(Acc& s, const unsigned char* kv, const 
   sm90::wgmma_commit();
 }
 
+// --- fp8 tiles (a16w8) --------------------------------------------------------------------------
+
+// The ring position of part `part` (the producer and the owners count parts alike: tile
+// iteration x kFp8Parts + the owner's warp).
+__device__ __forceinline__ int ring_slot(int part) { return part % kFp8RingParts; }
+__device__ __forceinline__ uint32_t ring_phase(int part) {
+  return static_cast<uint32_t>((part / kFp8RingParts) & 1);
+}
+
+// The producer warp for an fp8 cache: every tile of every token, as kFp8Parts parts of
+// kFp8PartRows rows, each into the next ring slot once its reader has released it. Only the tile's
+// keys are copied (a part past them announces 0 bytes): a contiguous cache one bulk copy per part,
+// a paged one a copy per row, each row looked up in the page table. The rows past the keys keep
+// what the slot held: their scores are masked and their values stored as zeros (qk_fp8).
+__device__ void produce_fp8(const AttentionArgs& a, const WorkItem& w, unsigned char* ring,
+                            Barrier* full, Barrier* empty) {
+  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  const bool paged = a.kv_indices != nullptr;
+  const uint64_t policy = sm90::l2_evict_first_policy();  // the cache is read once
+  int part = 0;
+  for (int64_t i = 0; i < w.q_len; ++i) {
+    const TokenKeys k = w.token(i);
+    for (int t = 0; t < k.tiles; ++t) {
+      const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
+      const int n = k.keys_in(t);
+      for (int q = 0; q < kFp8Parts; ++q, ++part) {
+        const int slot = ring_slot(part);
+        mma::bulk_barrier_wait(&empty[slot], ring_phase(part) ^ 1);  // a fresh barrier's "previous" phase is done
+        const int left = n - q * kFp8PartRows;
+        const int rows = left < 0 ? 0 : left < kFp8PartRows ? left : kFp8PartRows;
+        unsigned char* dst = ring + slot * kFp8PartBytes;
+        const int64_t r0 = t0 + q * kFp8PartRows;
+        if (lane == 0) mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kFp8RowBytes));
+        if (!paged) {
+          if (lane == 0 && rows > 0)
+            sm90::bulk_copy(dst, a.kv_fp8 + (w.row0 + r0) * kFp8RowBytes,
+                            static_cast<uint32_t>(rows * kFp8RowBytes), &full[slot], policy);
+        } else {
+          __syncwarp();  // the bytes announced before any copy can land
+          for (int r = lane; r < rows; r += kWarpSize)
+            sm90::bulk_copy(dst + r * kFp8RowBytes, a.kv_fp8 + common::kv_row(a, w.b, r0 + r) * kFp8RowBytes,
+                            kFp8RowBytes, &full[slot], policy);
+        }
+      }
+    }
+  }
+}
+
+// This thread's codes of an fp8 part: rows g and g + 8 of its warp's 16 (g = lane / 4), dims
+// 64 b + 16 t .. 64 b + 16 t + 15 of each box b (t = lane % 4), one 16-byte load each.
+struct PartCodes {
+  uint4 w[KvTile::kBoxes][2];  // [box][row g, row g + 8]
+};
+__device__ __forceinline__ void load_part(PartCodes& c, const unsigned char* part, int lane) {
+  const unsigned char* row = part + (lane / 4) * kFp8RowBytes + (lane % 4) * 16;
+#pragma unroll
+  for (int b = 0; b < KvTile::kBoxes; ++b)
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      c.w[b][r] = *reinterpret_cast<const uint4*>(row + r * 8 * kFp8RowBytes + b * KvTile::kBoxDims);
+}
+
+// The bf16 pairs of one box of this thread's codes: lo[r][j] holds dims 16 t + 4 j, + 1 of row
+// g + 8 r, hi[r][j] dims 16 t + 4 j + 2, + 3. Exact (gpu/common/operand_decode.h): the fast decode
+// unless a code of the box is a NaN.
+__device__ __forceinline__ void decode_box(const uint4 (&w)[2], uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
+  const uint32_t words[2][4] = {{w[0].x, w[0].y, w[0].z, w[0].w}, {w[1].x, w[1].y, w[1].z, w[1].w}};
+  uint32_t probe = 0;
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) probe |= common::e4m3fn_nan_probe(words[r][j]);
+  if (__builtin_expect((probe & common::kE4m3fnNanLanes) != 0, 0)) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        lo[r][j] = common::e4m3fn_pair_to_bf16_pair(words[r][j] & 0xFFFFu);
+        hi[r][j] = common::e4m3fn_pair_to_bf16_pair(words[r][j] >> 16);
+      }
+  } else {
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) common::e4m3fn_quad_to_bf16_pairs_finite(words[r][j], lo[r][j], hi[r][j]);
+  }
+}
+
+// Sᵀ = K Qᵀ of an fp8 tile, K from this thread's decoded codes as wgmma's register A operand, box
+// by box (issued, committed and waited); on the way the value boxes are stored as the bf16 value
+// tile `vtile` (rows n .. 63 as zeros). K step j of box b reads, in the fragment's columns 2 t, + 1
+// and 2 t + 8, + 9, the dims 64 b + 16 t + 4 j, + 1 and + 2, + 3: Q is staged in that order
+// (stage_q_fp8). Two register sets: box b's decode waits until box b - 2's products are done.
+__device__ __forceinline__ void qk_fp8(Acc& s, const PartCodes& codes, const unsigned char* sq,
+                                       unsigned char* vtile, int n, int warp, int lane) {
+  const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
+  const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
+  const int t = lane % 4;
+#pragma unroll
+  for (int l = 0; l < Acc::ne; ++l) s.x[l] = 0.0f;
+  sm90::WgFragA64x16 frag[2][4];  // [register set][K step of the box]
+#pragma unroll
+  for (int b = 0; b < KvTile::kBoxes; ++b) {
+    sm90::WgFragA64x16(&f)[4] = frag[b % 2];
+    if (b >= 2) {
+      sm90::wgmma_wait<1>();  // box b - 2's products, which read this set, are done
+#pragma unroll
+      for (int j = 0; j < 4; ++j) sm90::wgmma_fence_fragment(f[j]);
+    }
+    uint32_t lo[2][4], hi[2][4];
+    decode_box(codes.w[b], lo, hi);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      f[j].x[0] = lo[0][j];
+      f[j].x[1] = lo[1][j];
+      f[j].x[2] = hi[0][j];
+      f[j].x[3] = hi[1][j];
+    }
+    if (b < kValueBoxes) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = row0 + 8 * r;
+        const bool key = row < n;
+        const uint4 first = key ? uint4{lo[r][0], hi[r][0], lo[r][1], hi[r][1]} : uint4{0, 0, 0, 0};
+        const uint4 second = key ? uint4{lo[r][2], hi[r][2], lo[r][3], hi[r][3]} : uint4{0, 0, 0, 0};
+        *reinterpret_cast<uint4*>(vtile + KvTile::chunk_offset_bytes(row, 8 * b + 2 * t)) = first;
+        *reinterpret_cast<uint4*>(vtile + KvTile::chunk_offset_bytes(row, 8 * b + 2 * t + 1)) = second;
+      }
+    }
+    sm90::wgmma_fence_operand(s);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      sm90::wgmma_bf16_m64n16k16_rs(
+          s, f[j], sm90::descriptor_advance(q_desc, QTile::k_major_start(b * KvTile::kBoxDims + j * sm90::kWgK16)),
+          b > 0 || j > 0);
+    sm90::wgmma_commit();
+  }
+  sm90::wgmma_wait<0>();
+#pragma unroll
+  for (int set = 0; set < 2; ++set)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) sm90::wgmma_fence_fragment(frag[set][j]);
+  sm90::wgmma_fence_operand(s);
+}
+
+// Q of `token` into QTile layout for qk_fp8: K step j of box b, column κ (of 16) holds dim
+// 64 b + 16 (κ % 8 / 2) + 4 j + 2 (κ / 8) + κ % 2, so each column pair is a pair of adjacent dims.
+__device__ void stage_q_fp8(const AttentionArgs& a, int64_t token, unsigned char* sq, int tid) {
+  constexpr int kPairsPerHead = kQkDim / 2;
+  for (int idx = tid; idx < kNumHeads * kPairsPerHead; idx += kConsumerThreads) {
+    const int h = idx / kPairsPerHead;
+    const int slot = 2 * (idx % kPairsPerHead);  // the dim position the products read
+    const int b = slot / KvTile::kBoxDims, in_box = slot % KvTile::kBoxDims;
+    const int j = in_box / sm90::kWgK16, col = in_box % sm90::kWgK16;
+    const int dim = b * KvTile::kBoxDims + 16 * (col % 8 / 2) + 4 * j + 2 * (col / 8);
+    const uint32_t pair = *reinterpret_cast<const uint32_t*>(a.q_bf16 + (token * kNumHeads + h) * kQkDim + dim);
+    *reinterpret_cast<uint32_t*>(sq + QTile::chunk_offset_bytes(h, slot / 8) + (slot % 8) * 2) = pair;
+  }
+}
+
 template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads<Kv>, 1)
     hopper_attention_kernel(AttentionArgs a, const __grid_constant__ CUtensorMap kv_map) {
-  static_assert(Kv == problem::KvFormat::bf16 && P == problem::PFormat::bf16 &&
-                Base == problem::SoftmaxBase::e, "first version: a16w16 only (instances.h)");
+  static_assert((Kv == problem::KvFormat::bf16 || Kv == problem::KvFormat::fp8) &&
+                    P == problem::PFormat::bf16 && Base == problem::SoftmaxBase::e,
+                "bf16 or fp8 KV with bf16 P, base e (instances.h)");
+  constexpr bool kFp8 = Kv == problem::KvFormat::fp8;
+  constexpr SharedPlan plan = kPlan<Kv>;
   extern __shared__ uint4 shared_words[];
   // The swizzled tiles need a 1024-byte-aligned base (kAlignSlack).
   auto* raw = reinterpret_cast<unsigned char*>(shared_words);
@@ -349,39 +600,50 @@ __global__ void __launch_bounds__(kThreads, 1)
   unsigned char* smem = raw + (misalign == 0 ? 0 : KvTile::kAtomBytes - misalign);
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % kWarpSize;
-  auto* full = reinterpret_cast<Barrier*>(smem + kOffBars);
-  Barrier* empty = full + kStages * KvTile::kBoxes;
+  auto* full = reinterpret_cast<Barrier*>(smem + plan.bars);
+  Barrier* empty = full + plan.full_barriers;
   const WorkItem w(a);
 
   if (tid == 0) {
-    for (int s = 0; s < kStages * KvTile::kBoxes; ++s) mma::bulk_barrier_init(&full[s], 1);
-    for (int s = 0; s < kStages; ++s) {
-      mma::bulk_barrier_init(&empty[s], kConsumerWarps);  // one arrival per consumer warp
-    }
+    for (int s = 0; s < plan.full_barriers; ++s) mma::bulk_barrier_init(&full[s], 1);
+    // bf16: one arrival per consumer warp (both products read a stage); fp8: the one owner warp
+    // that reads a part.
+    for (int s = 0; s < plan.empty_barriers; ++s) mma::bulk_barrier_init(&empty[s], kFp8 ? 1 : kConsumerWarps);
   }
   common::block_sync();  // the only barrier of the whole block: the mbarriers are initialised
   if (tid >= kConsumerThreads) {
-    produce(a, w, &kv_map, smem + kOffStage, full, empty);
+    if constexpr (kFp8) {
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegisters));
+      if (tid < kConsumerThreads + kWarpSize) produce_fp8(a, w, smem + plan.stage, full, empty);
+    } else {
+      produce(a, w, &kv_map, smem + plan.stage, full, empty);
+    }
     return;
   }
+  if constexpr (kFp8) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegisters));
 
   const int wg = tid / sm90::kWarpgroupThreads;
   const int other = 1 - wg;
   const int wg_tid = tid % sm90::kWarpgroupThreads;
-  unsigned char* sq = smem + kOffQ;
-  unsigned char* own_p = smem + kOffP + wg * kPBytes;
-  const unsigned char* other_p = smem + kOffP + other * kPBytes;
-  float* own_pub = reinterpret_cast<float*>(smem + kOffPub + wg * kPubBytes);
-  const float* other_pub = reinterpret_cast<const float*>(smem + kOffPub + other * kPubBytes);
-  float* red_max = reinterpret_cast<float*>(smem + kOffRed + wg * kRedBytes);
+  const int wg_warp = wg_tid / kWarpSize;
+  unsigned char* sq = smem + plan.q;
+  unsigned char* own_p = smem + plan.p + wg * kPBytes;
+  const unsigned char* other_p = smem + plan.p + other * kPBytes;
+  unsigned char* own_v = smem + plan.value + wg * kFp8ValueBytes;  // fp8 only
+  const unsigned char* other_v = smem + plan.value + other * kFp8ValueBytes;
+  float* own_pub = reinterpret_cast<float*>(smem + plan.pub + wg * kPubBytes);
+  const float* other_pub = reinterpret_cast<const float*>(smem + plan.pub + other * kPubBytes);
+  float* red_max = reinterpret_cast<float*>(smem + plan.red + wg * kRedBytes);
   float* red_sum = red_max + kWarps * kNumHeads;
-  float* stat_l = reinterpret_cast<float*>(smem + kOffStats);
+  float* stat_l = reinterpret_cast<float*>(smem + plan.stats);
   float* stat_m = stat_l + kNumHeads;
   static_assert(kWarpgroups == 2, "tiles alternate between two warpgroups");
   // P [key][head] (heads contiguous) as Oᵀ's B operand read MN-major: a thread's two adjacent heads
   // of a key are one 32-bit store.
   constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
-  const float score_scale = a.score_scale;
+  // fp8: the scores carry the KV scale, one rounding (gpu/fast/attention.hip's order; Q is bf16,
+  // unscaled).
+  const float score_scale = kFp8 && a.kv_scaled ? a.score_scale * a.kv_scale : a.score_scale;
   const int64_t part_base = a.qo_indptr[w.b] * static_cast<int64_t>(w.splits);
   // This thread's four heads (accumulator columns), as head_slot numbers them.
   int my_head[4];
@@ -394,11 +656,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     const TokenKeys keys = w.token(i);
 
     // Q of the token (the previous token's products are done: the barrier that ended it).
-    for (int idx = tid; idx < kNumHeads * KvTile::kBoxes * 8; idx += kConsumerThreads) {
-      const int h = idx / (KvTile::kBoxes * 8), chunk = idx % (KvTile::kBoxes * 8);
-      copy_16(sq + QTile::chunk_offset_bytes(h, chunk), a.q_bf16 + (token * kNumHeads + h) * kQkDim + chunk * 8);
+    if constexpr (kFp8) {
+      stage_q_fp8(a, token, sq, tid);
+    } else {
+      for (int idx = tid; idx < kNumHeads * KvTile::kBoxes * 8; idx += kConsumerThreads) {
+        const int h = idx / (KvTile::kBoxes * 8), chunk = idx % (KvTile::kBoxes * 8);
+        copy_16(sq + QTile::chunk_offset_bytes(h, chunk), a.q_bf16 + (token * kNumHeads + h) * kQkDim + chunk * 8);
+      }
+      copy_commit_and_wait_all();
     }
-    copy_commit_and_wait_all();
     fence_to_async();
     consumer_sync();
 
@@ -415,25 +681,31 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int first = iter;
     auto stage_of = [&](int t) { return (first + t) % kStages; };
     auto parity_of = [&](int t) { return static_cast<uint32_t>(((first + t) / kStages) & 1); };
-    auto tile_at = [&](int t) { return smem + kOffStage + stage_of(t) * KvTile::kBytes; };
+    auto tile_at = [&](int t) { return smem + plan.stage + stage_of(t) * KvTile::kBytes; };
     // After a wgmma_wait<0>: Oᵀ's chunks complete, pinned there (wgmma_fence_operand).
     auto settle_outputs = [&] {
 #pragma unroll
       for (int v = 0; v < kVChunks; ++v) sm90::wgmma_fence_operand(o[v]);
     };
-    auto release = [&](int t) {  // this warp is done with tile t
-      if (lane == 0) mma::bulk_barrier_arrive(&empty[stage_of(t)]);
-      __syncwarp();  // converged for the barriers that follow
+    auto release = [&](int t) {  // this warp is done with tile t (fp8: the parts went at once)
+      if constexpr (!kFp8) {
+        if (lane == 0) mma::bulk_barrier_arrive(&empty[stage_of(t)]);
+        __syncwarp();  // converged for the barriers that follow
+      }
+      static_cast<void>(t);
     };
     // The other warpgroup's tile t: wait for its softmax step, take its statistics (the same
     // float operations as the owner's), rescale Oᵀ and issue P·V over this warpgroup's dims.
     auto take_remote = [&](int t) {
       tile_published(other);
-      // The copy engine's writes of the value boxes this warpgroup reads, acquired here too (the
-      // phase is complete: the owner waited on it, and the stage is not released before this).
-      Barrier* bars = full + stage_of(t) * KvTile::kBoxes;
+      if constexpr (!kFp8) {
+        // The copy engine's writes of the value boxes this warpgroup reads, acquired here too (the
+        // phase is complete: the owner waited on it, and the stage is not released before this).
+        // fp8: the owner's stores of the value tile, fenced before the barrier above.
+        Barrier* bars = full + stage_of(t) * KvTile::kBoxes;
 #pragma unroll
-      for (int v = 0; v < kVChunks; ++v) mma::bulk_barrier_wait(&bars[wg * kVChunks + v], parity_of(t));
+        for (int v = 0; v < kVChunks; ++v) mma::bulk_barrier_wait(&bars[wg * kVChunks + v], parity_of(t));
+      }
       float alpha[4];
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
@@ -441,24 +713,45 @@ __global__ void __launch_bounds__(kThreads, 1)
         l_run[c] = l_run[c] * alpha[c] + other_pub[kNumHeads + my_head[c]];
         m_run[c] = other_pub[2 * kNumHeads + my_head[c]];
       }
-      issue_pv(o, alpha, tile_at(t), other_p, wg);
+      issue_pv(o, alpha, kFp8 ? other_v : tile_at(t), other_p, wg);
     };
 
     for (int t = (wg - first % 2 + 2) % 2; t < keys.tiles; t += 2) {
-      const int stage = stage_of(t);
-      unsigned char* kv = tile_at(t);
+      [[maybe_unused]] const int stage = stage_of(t);
+      [[maybe_unused]] unsigned char* kv = tile_at(t);
       const int n = keys.keys_in(t);
       // The other warpgroup's previous tile first: its stage is released as soon as possible
       // (device run 1 of issue 10's overlap branch: Q·Kᵀ issued first, under the other's softmax
       // step, held both stages longer and ran at 801 µs instead of 590 at 256 x 8192).
-      if (t > 0) take_remote(t - 1);
       Acc s;
-      issue_qk(s, kv, sq, full + stage * KvTile::kBoxes, parity_of(t));
-      sm90::wgmma_wait<0>();
-      sm90::wgmma_fence_operand(s);
-      settle_outputs();
-      if (t > 0) release(t - 1);
-      if (n < kTileKeys) zero_rows_past(kv, n, wg_tid);
+      if constexpr (kFp8) {
+        // Q·Kᵀ first: this warp's part (its codes into registers, the part released at once),
+        // the decode and the products, under the other warpgroup's softmax step of tile t - 1.
+        // They write this warpgroup's value tile, once the other has read its tile t - 2.
+        if (t >= 2) value_free_wait(wg);
+        const int part = (first + t) * kFp8Parts + wg_warp;
+        mma::bulk_barrier_wait(&full[ring_slot(part)], ring_phase(part));
+        PartCodes codes;
+        load_part(codes, smem + plan.stage + ring_slot(part) * kFp8PartBytes, lane);
+        __syncwarp();  // every lane's loads before the release
+        if (lane == 0) mma::bulk_barrier_arrive(&empty[ring_slot(part)]);
+        __syncwarp();
+        qk_fp8(s, codes, sq, own_v, n, wg_warp, lane);
+        if (t > 0) {
+          take_remote(t - 1);
+          sm90::wgmma_wait<0>();
+          if (t + 1 < keys.tiles) value_free_arrive(other);
+        }
+        settle_outputs();
+      } else {
+        if (t > 0) take_remote(t - 1);
+        issue_qk(s, kv, sq, full + stage * KvTile::kBoxes, parity_of(t));
+        sm90::wgmma_wait<0>();
+        sm90::wgmma_fence_operand(s);
+        settle_outputs();
+        if (t > 0) release(t - 1);
+        if (n < kTileKeys) zero_rows_past(kv, n, wg_tid);
+      }
 
       // Softmax step over the tile's keys for this thread's four heads.
       float m_tile[4] = {kNegInf, kNegInf, kNegInf, kNegInf};
@@ -502,7 +795,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       fence_to_async();
       tile_published(wg);  // P, the zeroed rows and the statistics, for both warpgroups' products
 
-      issue_pv(o, alpha, kv, own_p, wg);
+      issue_pv(o, alpha, kFp8 ? own_v : kv, own_p, wg);
       sm90::wgmma_wait<0>();
       settle_outputs();
       release(t);
@@ -530,7 +823,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int l = 0; l < Acc::ne; ++l) {
         const int h = Acc::get_j(l);
         const int d = (wg * kVChunks + v) * sm90::kWgM + Acc::get_i(l);
-        const float out = empty_split ? 0.0f : o[v].x[l] / l_run[head_slot(l)];
+        float out = empty_split ? 0.0f : o[v].x[l] / l_run[head_slot(l)];
+        if (kFp8 && !empty_split && a.kv_scaled) out = out * a.kv_scale;  // fl32(fl32(acc / l) · scale)
         const int64_t row = token * kNumHeads + h;
         if (w.single_pass) {
           a.out[row * kVDim + d] = quant::f32_to_bf16(out);
@@ -558,6 +852,7 @@ void launch_instance(const AttentionArgs& args, const CUtensorMap& map, int64_t 
                      hipStream_t stream) {
   constexpr common::Instance in = kInstances[I];
   constexpr auto kernel = hopper_attention_kernel<in.kv, in.p, in.base>;
+  constexpr int kSharedBytes = kPlan<in.kv>.bytes;
   // Above 48 KB a kernel must opt in; once per instance (a runtime call, legal during capture).
   static const bool opted_in = [] {
     MLACHECK_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
@@ -565,7 +860,7 @@ void launch_instance(const AttentionArgs& args, const CUtensorMap& map, int64_t 
     return true;
   }();
   static_cast<void>(opted_in);
-  kernel<<<static_cast<unsigned>(blocks), kThreads, kSharedBytes, stream>>>(args, map);
+  kernel<<<static_cast<unsigned>(blocks), kThreads<in.kv>, kSharedBytes, stream>>>(args, map);
 }
 
 template <std::size_t... I>
@@ -583,7 +878,7 @@ void launch_attention(std::size_t instance, const AttentionArgs& args, int64_t b
   // by value): a contiguous cache is copied a tile per box, a paged one a row per box. A batch with
   // no cache rows has no key to copy, and its map is never read.
   CUtensorMap map{};
-  if (args.cache_rows > 0)
+  if (kInstances[instance].kv == problem::KvFormat::bf16 && args.cache_rows > 0)
     map = sm90::bf16_row_tensor_map(args.kv_bf16, args.cache_rows, kQkDim,
                                     args.kv_indices == nullptr ? kTileKeys : 1);
   dispatch(instance, args, map, blocks, static_cast<hipStream_t>(stream),

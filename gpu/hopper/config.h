@@ -18,6 +18,16 @@ inline constexpr int kTileKeys = 64;
 // Copy-pipeline depth: two tiles of 64 rows x 1152 bytes (144 KB) beside Q (18 KB) and P; a third
 // tile (216 KB in all) does not fit beside Q in the 227 KB of shared memory.
 inline constexpr int kStages = 2;
+// fp8 KV with bf16 Q and P (a16w8): the copy engine lands raw e4m3 rows (576 bytes each) in a ring
+// of parts of kFp8PartRows keys, one part per warp of a tile's owner (16 rows: the rows of Sᵀ that
+// warp holds). The owner decodes its rows to bf16 in registers, so the part is free again as soon
+// as its warp has read it (attention.hip). The rest of the shared memory: two bf16 value tiles of
+// 64 keys x 512 dims (128 KB, one per warpgroup: the other warpgroup still multiplies the previous
+// tile's while the owner writes the next one), Q (18 KB) and P; 8 parts (72 KB: two tiles in flight,
+// as many bytes as the bf16 ring's one tile in flight and one read) fit beside them, a ninth does
+// not (gpu/hopper/attention.hip's static_assert).
+inline constexpr int kFp8PartRows = 16;
+inline constexpr int kFp8RingParts = 8;
 // The split rule's constants (gpu/fast/split_rule.h's model): a block's fixed cost in tiles, as the
 // mma family measured it (data/tunables/fast.def kBlockOverheadTiles; not re-measured here).
 inline constexpr int kBlockOverheadTiles = 2;

@@ -1,5 +1,6 @@
 // The Hopper family (gpu/family.h): NVIDIA sm_90a's warpgroup MMA (gpu/sm90/wgmma.h) for both
-// products, reading one shared tile of cache rows per 64 keys; NVIDIA only.
+// products on tiles of 64 keys, bf16 caches read as stored, fp8 (e4m3fn) caches decoded to bf16 by
+// the tile's owner (gpu/hopper/attention.hip); NVIDIA only.
 #include "gpu/hopper/family.h"
 
 #include <string>
@@ -11,6 +12,7 @@
 #include "gpu/hopper/instances.h"
 #include "gpu/hopper/launch.h"
 #include "gpu/registry.h"
+#include "quant/formats.h"
 
 namespace mlacheck::gpu::hopper {
 namespace {
@@ -21,7 +23,13 @@ std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
   if (!find_instance(r))
     return "no hopper kernel instance for KV " + std::string(problem::to_string(r.kv)) + " x P " +
            std::string(problem::to_string(r.p)) + " x softmax base " +
-           std::string(problem::to_string(r.base)) + " (gpu/hopper/instances.h: bf16 KV, bf16 P so far)";
+           std::string(problem::to_string(r.base)) +
+           " (gpu/hopper/instances.h: bf16 or fp8 KV with bf16 P so far)";
+  if (r.kv == problem::KvFormat::fp8 && r.fp8 != quant::Fp8Format::e4m3fn)
+    return "the hopper kernel decodes e4m3fn caches only (gpu/common/operand_decode.h's fast path)";
+  if (r.kv == problem::KvFormat::fp8 && r.kv_scale != problem::KvScale::scores_output)
+    return "the hopper kernel applies the fp8 KV scale to the scores and the output only "
+           "(kv-scale=" + std::string(problem::to_string(problem::KvScale::scores_output)) + ")";
   if (r.q != problem::QFormat::bf16) return "the hopper kernel reads a bf16 Q (no Q quantization yet)";
   if (r.softmax_tile != kTileKeys)
     return "the hopper kernel's softmax step is its tile of " + to_string(kTileKeys) + " keys";
@@ -47,7 +55,7 @@ const Family& family() {
   static const Family f{
       FamilyId::hopper,
       "hopper",
-      "NVIDIA sm_90a: warpgroup MMA for both products on one shared tile of cache rows",
+      "NVIDIA sm_90a: warpgroup MMA for both products, tiles by the bulk copy engine, warp-specialized",
       Vendors{true, false},
       &supports,
       &split_plan,

@@ -33,9 +33,11 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   const auto instance = find_instance(r);
   require(instance.has_value(), "no kernel instance for recipe " + std::string(r.name));
   require(p.multiprocessors >= 1, "multiprocessors (the device's SM count) must be set");
-  // 16-byte copies of Q; the bulk tensor copies' map of the cache (16-byte aligned base, row
-  // coordinates of 32 bits).
-  require(aligned16(p.kv_bf16) && aligned16(p.q), "Q and the KV cache must be 16-byte aligned");
+  // 16-byte copies of Q; the bulk tensor copies' map of a bf16 cache and the bulk copies of an fp8
+  // one (16-byte aligned base; row coordinates of 32 bits).
+  require(aligned16(p.q) && aligned16(r.kv == problem::KvFormat::fp8 ? static_cast<const void*>(p.kv_fp8)
+                                                                      : static_cast<const void*>(p.kv_bf16)),
+          "Q and the KV cache must be 16-byte aligned");
   require(p.cache_rows > 0 || p.total_kv == 0, "cache_rows (the cache's row count) must be set");
   require(p.cache_rows < (int64_t{1} << 31), "the cache must have fewer than 2^31 rows");
   const problem::SplitPlan plan =

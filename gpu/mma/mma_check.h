@@ -49,8 +49,10 @@ std::vector<float> device_mma_scaled_e2m1(const std::vector<uint8_t>& a,
                                           const std::vector<uint8_t>& scale_b);
 
 // common::e4m3fn_pair_to_bf16_pair(c) (or e4m3fn_pair_to_f16_pair(c), gpu/common/operand_decode.h:
-// the device build of its per-vendor paths) for every c in 0 .. 65535, index c.
-enum class PairTo { bf16, f16 };
+// the device build of its per-vendor paths) for every c in 0 .. 65535, index c. bf16_quad_lo /
+// bf16_quad_hi: the `lo` / `hi` pair of common::e4m3fn_quad_to_bf16_pairs_finite(c | c << 16) (its
+// fast path has no NaN case: entries of pairs with a NaN code are unspecified).
+enum class PairTo { bf16, f16, bf16_quad_lo, bf16_quad_hi };
 std::vector<uint32_t> device_e4m3fn_pairs(PairTo to);
 
 // kAsyncCopyChunks chunks of 16 bytes copied by async_copy_16 into poisoned shared memory (chunk

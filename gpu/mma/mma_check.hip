@@ -195,8 +195,15 @@ template <PairTo To>
 __global__ void __launch_bounds__(kPairThreads) e4m3fn_pairs_kernel(uint32_t* out) {
   const int i = static_cast<int>(blockIdx.x) * kPairThreads + static_cast<int>(threadIdx.x);
   const auto codes = static_cast<uint16_t>(i);
-  out[i] = To == PairTo::bf16 ? common::e4m3fn_pair_to_bf16_pair(codes)
-                              : common::e4m3fn_pair_to_f16_pair(codes);
+  if constexpr (To == PairTo::bf16) {
+    out[i] = common::e4m3fn_pair_to_bf16_pair(codes);
+  } else if constexpr (To == PairTo::f16) {
+    out[i] = common::e4m3fn_pair_to_f16_pair(codes);
+  } else {
+    uint32_t lo = 0, hi = 0;
+    common::e4m3fn_quad_to_bf16_pairs_finite(codes | (static_cast<uint32_t>(codes) << 16), lo, hi);
+    out[i] = To == PairTo::bf16_quad_lo ? lo : hi;
+  }
 }
 
 constexpr int kCopyThreads = kAsyncCopyChunks / 2;
@@ -328,10 +335,20 @@ std::vector<uint32_t> device_e4m3fn_pairs(PairTo to) {
   constexpr int kPairs = 65536;
   DeviceBuffer<uint32_t> out(kPairs);
   out.fill_bytes(0xA5);
-  if (to == PairTo::bf16)
-    e4m3fn_pairs_kernel<PairTo::bf16><<<kPairs / kPairThreads, kPairThreads>>>(out.get());
-  else
-    e4m3fn_pairs_kernel<PairTo::f16><<<kPairs / kPairThreads, kPairThreads>>>(out.get());
+  switch (to) {
+    case PairTo::bf16:
+      e4m3fn_pairs_kernel<PairTo::bf16><<<kPairs / kPairThreads, kPairThreads>>>(out.get());
+      break;
+    case PairTo::f16:
+      e4m3fn_pairs_kernel<PairTo::f16><<<kPairs / kPairThreads, kPairThreads>>>(out.get());
+      break;
+    case PairTo::bf16_quad_lo:
+      e4m3fn_pairs_kernel<PairTo::bf16_quad_lo><<<kPairs / kPairThreads, kPairThreads>>>(out.get());
+      break;
+    case PairTo::bf16_quad_hi:
+      e4m3fn_pairs_kernel<PairTo::bf16_quad_hi><<<kPairs / kPairThreads, kPairThreads>>>(out.get());
+      break;
+  }
   finish_launch();
   return out.download();
 }

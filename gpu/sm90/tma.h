@@ -72,6 +72,29 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
 #endif
 }
 
+// mma::bulk_copy (a plain bulk copy: `bytes` contiguous bytes, a multiple of 16, both addresses
+// 16-byte aligned, completing on `bar`) with an L2 cache policy (l2_evict_first_policy): the fp8
+// tiles of the Hopper family, whose rows are not a multiple of a 128-byte swizzle span.
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, uint32_t bytes,
+                                          mma::BulkBarrier* bar, uint64_t policy) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1], %2, [%3], %4;\n"
+      :
+      : "r"(mma::shared_address(dst)), "l"(src), "r"(bytes), "r"(mma::shared_address(bar)),
+        "l"(policy)
+      : "memory");
+#else
+  (void)dst;
+  (void)src;
+  (void)bytes;
+  (void)bar;
+  (void)policy;
+  __trap();  // compiled for sm_90a only (gpu/CMakeLists.txt)
+#endif
+}
+
 // Fetches the tensor map's 128 bytes ahead of its first use.
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

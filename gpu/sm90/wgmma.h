@@ -251,4 +251,44 @@ __device__ __forceinline__ void wgmma_bf16_m64n16k16(WgTileC64x16& d, uint64_t d
 #endif
 }
 
+// A 64 x 16 bf16 A operand in registers (PTX "Register fragment for matrix A" of wgmma .m64nNk16,
+// the layout of mma.m16n8k16's A per warp): warp w of the warpgroup holds rows 16 w .. 16 w + 15;
+// with g = lane / 4, t = lane % 4, register 0 holds (row 16 w + g, columns 2 t, 2 t + 1), register
+// 1 (row + 8, the same columns), register 2 (row, columns 2 t + 8, 2 t + 9), register 3 (row + 8,
+// those columns), low column in the low half.
+struct WgFragA64x16 {
+  static constexpr int ne = 4;
+  uint32_t x[ne];
+};
+// Pins the registers of an A fragment at this point of the program (as wgmma_fence_operand does
+// the accumulators'): a wgmma reads them asynchronously, so they must keep their values until a
+// wgmma_wait retires it; an empty asm that reads and writes them after that wait keeps the compiler
+// from reusing them before it.
+__device__ __forceinline__ void wgmma_fence_fragment(WgFragA64x16& a) {
+#pragma unroll
+  for (int i = 0; i < WgFragA64x16::ne; ++i) asm volatile("" : "+r"(a.x[i])::"memory");
+}
+
+// D (+)= A · Bᵀ over one K step of 16 with N = 16, A from registers (WgFragA64x16), B 16 x 16 bf16
+// K-major in shared memory. The registers must have been written before a wgmma_fence.
+__device__ __forceinline__ void wgmma_bf16_m64n16k16_rs(WgTileC64x16& d, const WgFragA64x16& a,
+                                                        uint64_t desc_b, bool accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  float* x = d.x;
+  asm volatile(
+      "{\n .reg .pred acc;\n setp.ne.b32 acc, %13, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, acc, 1, 1, 0;\n}\n"
+      : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
+        "+f"(x[7])
+      : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "l"(desc_b), "r"(accumulate ? 1 : 0));
+#else
+  (void)d;
+  (void)a;
+  (void)desc_b;
+  (void)accumulate;
+  __trap();  // compiled for sm_90a only (gpu/CMakeLists.txt)
+#endif
+}
+
 }  // namespace mlacheck::gpu::sm90

@@ -11,6 +11,12 @@ namespace mlacheck::gpu {
 std::vector<float> device_wgmma_bf16(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
                                      int k);
 
+// D = A · Bᵀ by wgmma_bf16_m64n16k16_rs over K / 16 steps, A from registers (each thread loads
+// its WgFragA64x16 from a), B in shared memory (KMajorLayout): a is 64 x k, b is 16 x k bf16 bits
+// (row major); returns D, 64 x 16 float32, row major. k is a multiple of 16 in 16 .. 128.
+std::vector<float> device_wgmma_bf16_rs(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
+                                        int k);
+
 // One decode tile through both products as the Hopper family runs them (gpu/sm90/wgmma.h
 // DecodeTileLayout): kv (64 rows x 576 bf16) is gathered by 16-byte cp.async copies into the
 // shared tile, q (16 x 576) and p (16 x 64) into K-major operands; then Sᵀ = K Qᵀ (64 x 16, 36

@@ -50,6 +50,47 @@ __global__ void __launch_bounds__(sm90::kWarpgroupThreads)
     d[sm90::WgTileC64x64::get_i(l) * 64 + sm90::WgTileC64x64::get_j(l)] = acc.x[l];
 }
 
+// A from registers: thread (warp w, lane g * 4 + t) loads rows 16 w + g (+ 8), columns 2 t, 2 t + 1
+// (+ 8) of each K step, as WgFragA64x16 says.
+__global__ void __launch_bounds__(sm90::kWarpgroupThreads)
+    wgmma_rs_kernel(const uint16_t* a, const uint16_t* b, int k, float* d) {
+  __shared__ alignas(128) uint16_t sb[16 * kMaxK];
+  const int tid = static_cast<int>(threadIdx.x);
+  const sm90::KMajorLayout layout{k};
+  for (int i = tid; i < 16 * kMaxK; i += sm90::kWarpgroupThreads) sb[i] = 0x7FC0;  // NaN
+  __syncthreads();
+  for (int i = tid; i < 16 * k; i += sm90::kWarpgroupThreads)
+    sb[layout.offset_bytes(i / k, i % k) / 2] = b[i];
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  const int lane = tid % kWarpSize, warp = tid / kWarpSize;
+  const int row = 16 * warp + lane / 4, col = 2 * (lane % 4);
+  const auto pair = [&](int r, int c) {
+    return static_cast<uint32_t>(a[r * k + c]) | (static_cast<uint32_t>(a[r * k + c + 1]) << 16);
+  };
+  sm90::WgTileC64x16 acc;
+  for (float& x : acc.x) x = 0.0f;
+  for (int k0 = 0; k0 < k; k0 += sm90::kWgK16) {
+    sm90::WgFragA64x16 frag;
+    frag.x[0] = pair(row, k0 + col);
+    frag.x[1] = pair(row + 8, k0 + col);
+    frag.x[2] = pair(row, k0 + col + 8);
+    frag.x[3] = pair(row + 8, k0 + col + 8);
+    sm90::wgmma_fence_operand(acc);
+    sm90::wgmma_fence();
+    const uint64_t db = sm90::smem_descriptor(reinterpret_cast<const unsigned char*>(sb) +
+                                                  layout.offset_bytes(0, k0),
+                                              layout.leading_bytes(), layout.stride_bytes());
+    sm90::wgmma_bf16_m64n16k16_rs(acc, frag, db, k0 > 0);
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<0>();
+    sm90::wgmma_fence_fragment(frag);
+    sm90::wgmma_fence_operand(acc);
+  }
+  for (int l = 0; l < sm90::WgTileC64x16::ne; ++l)
+    d[sm90::WgTileC64x16::get_i(l) * 16 + sm90::WgTileC64x16::get_j(l)] = acc.x[l];
+}
+
 constexpr int kTileRows = 64, kHeads = 16, kDims = 576, kVDims = 512;
 constexpr int kQBytes = (kHeads / sm90::kCoreRows) * sm90::DecodeTileLayout::kGroupBytes;
 constexpr int kPBytes = kHeads * kTileRows * 2;
@@ -153,6 +194,21 @@ std::vector<float> device_wgmma_bf16(const std::vector<uint16_t>& a, const std::
   DeviceBuffer<float> dd(64 * 64);
   dd.fill_bytes(0xFF);
   wgmma_kernel<<<1, sm90::kWarpgroupThreads>>>(da.get(), db.get(), k, dd.get());
+  MLACHECK_GPU_CHECK(hipGetLastError());
+  MLACHECK_GPU_CHECK(hipDeviceSynchronize());
+  return dd.download();
+}
+
+std::vector<float> device_wgmma_bf16_rs(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
+                                        int k) {
+  if (k < 16 || k > kMaxK || k % 16 != 0 || a.size() != static_cast<std::size_t>(64 * k) ||
+      b.size() != static_cast<std::size_t>(16 * k))
+    throw std::invalid_argument("wgmma register-A check: k = " + std::to_string(k) +
+                                " (a multiple of 16 in 16 .. 128), a 64 x k, b 16 x k");
+  const DeviceBuffer<uint16_t> da(a), db(b);
+  DeviceBuffer<float> dd(64 * 16);
+  dd.fill_bytes(0xFF);
+  wgmma_rs_kernel<<<1, sm90::kWarpgroupThreads>>>(da.get(), db.get(), k, dd.get());
   MLACHECK_GPU_CHECK(hipGetLastError());
   MLACHECK_GPU_CHECK(hipDeviceSynchronize());
   return dd.download();

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gpu/availability.h"
+#include "gpu/common/operand_decode.h"
 
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
 #include "gpu/mma/mma_check.h"
@@ -251,31 +252,42 @@ TEST(GpuMma, ScaledE2m1ProductMatchesDoubleReference) {
 }
 
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
-// e4m3fn_pair_to_{bf16,f16}_pair against quant::fp8_to_f32 for all 65536 pairs: bit for bit,
-// NaN by NaN-ness (the halves' NaN patterns differ between the vendors' converts).
+// e4m3fn_pair_to_{bf16,f16}_pair (and the pairs of e4m3fn_quad_to_bf16_pairs_finite) against
+// quant::fp8_to_f32 for all 65536 pairs: bit for bit, NaN by NaN-ness (the halves' NaN patterns
+// differ between the vendors' converts). The quad's fast path takes no NaN code (its callers test
+// e4m3fn_nan_probe first): pairs holding one are left out, and the probe is checked on the host.
 void check_pairs(PairTo to) {
   const std::vector<uint32_t> got = device_e4m3fn_pairs(to);
   ASSERT_EQ(got.size(), 65536u);
+  const bool bf16 = to != PairTo::f16;
+  const bool finite_only = to == PairTo::bf16_quad_lo || to == PairTo::bf16_quad_hi;
+  const char* what = to == PairTo::bf16           ? "bf16"
+                     : to == PairTo::f16          ? "f16"
+                     : to == PairTo::bf16_quad_lo ? "bf16 quad, low pair"
+                                                  : "bf16 quad, high pair";
   int wrong = 0;
-  for (uint32_t c = 0; c < 65536u; ++c)
+  for (uint32_t c = 0; c < 65536u; ++c) {
+    const bool has_nan = (common::e4m3fn_nan_probe(c) & common::kE4m3fnNanLanes) != 0;
+    EXPECT_EQ(has_nan, (c & 0x7Fu) == 0x7Fu || (c & 0x7F00u) == 0x7F00u) << std::hex << c;
+    if (finite_only && has_nan) continue;
     for (int half = 0; half < 2; ++half) {
       const auto code = static_cast<uint8_t>(c >> (8 * half));
       const float expected = quant::fp8_to_f32(code, quant::Fp8Format::e4m3fn);
       const uint32_t g = (got[c] >> (16 * half)) & 0xFFFFu;
-      const float value =
-          to == PairTo::bf16 ? static_cast<float>(bf16_value(static_cast<uint16_t>(g)))
-                             : static_cast<float>(f16_value(static_cast<uint16_t>(g)));
-      const bool g_nan = to == PairTo::bf16 ? (g & 0x7F80u) == 0x7F80u && (g & 0x7Fu) != 0
-                                            : (g & 0x7C00u) == 0x7C00u && (g & 0x3FFu) != 0;
+      const float value = bf16 ? static_cast<float>(bf16_value(static_cast<uint16_t>(g)))
+                               : static_cast<float>(f16_value(static_cast<uint16_t>(g)));
+      const bool g_nan = bf16 ? (g & 0x7F80u) == 0x7F80u && (g & 0x7Fu) != 0
+                              : (g & 0x7C00u) == 0x7C00u && (g & 0x3FFu) != 0;
       const bool ok = std::isnan(expected)
                           ? g_nan
                           : !g_nan && quant::f32_bits(value) == quant::f32_bits(expected);
       if (!ok && ++wrong <= 8)
-        ADD_FAILURE() << std::hex << (to == PairTo::bf16 ? "bf16" : "f16") << ": pair 0x" << c
-                      << ", code 0x" << int{code} << " (sign " << (code >> 7) << ", exponent 0x"
-                      << ((code >> 3) & 0xF) << ", mantissa 0x" << (code & 7) << "): got 0x" << g
-                      << std::dec << " = " << value << ", expected " << expected;
+        ADD_FAILURE() << std::hex << what << ": pair 0x" << c << ", code 0x" << int{code}
+                      << " (sign " << (code >> 7) << ", exponent 0x" << ((code >> 3) & 0xF)
+                      << ", mantissa 0x" << (code & 7) << "): got 0x" << g << std::dec << " = "
+                      << value << ", expected " << expected;
     }
+  }
   EXPECT_EQ(wrong, 0);
 }
 #endif
@@ -291,6 +303,16 @@ TEST(GpuMma, E4m3fnPairToF16PairIsExactForEveryPair) {
   if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
   check_pairs(PairTo::f16);
+#endif
+}
+
+// The four-code decode of the Hopper family's a16w8 tiles (its sm_90 fast path on NVIDIA), both
+// of its pairs, over every pair of codes without a NaN.
+TEST(GpuMma, E4m3fnQuadToBf16PairsIsExactForEveryFinitePair) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+  check_pairs(PairTo::bf16_quad_lo);
+  check_pairs(PairTo::bf16_quad_hi);
 #endif
 }
 

@@ -64,6 +64,47 @@ TEST(GpuWgmma, Bf16ProductMatchesDoubleReference) {
 #endif
 }
 
+// The register-A form (wgmma_bf16_m64n16k16_rs, the Hopper family's Sᵀ = K Qᵀ of fp8 tiles
+// decoded in registers): a wrong fragment mapping (WgFragA64x16) moves products between rows or
+// columns, errors of the order of |exact|. Bound as above.
+TEST(GpuWgmma, Bf16RegisterAProductMatchesDoubleReference) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if !defined(MLACHECK_HAVE_SM90A)
+  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
+#else
+  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
+  std::mt19937 rng(20261204u);
+  const auto random_bf16 = [&] {
+    const uint32_t sign = rng() & 1u, exp = 127u - 8u + rng() % 17u, mant = rng() & 0x7Fu;
+    return static_cast<uint16_t>((sign << 15) | (exp << 7) | mant);
+  };
+  const auto value = [](uint16_t h) { return static_cast<double>(quant::f32_from_bits(uint32_t{h} << 16)); };
+  for (const int k : {16, 64, 128}) {
+    SCOPED_TRACE("K = " + std::to_string(k));
+    std::vector<uint16_t> a(static_cast<std::size_t>(64 * k)), b(static_cast<std::size_t>(16 * k));
+    for (uint16_t& x : a) x = random_bf16();
+    for (uint16_t& x : b) x = random_bf16();
+    const std::vector<float> got = device_wgmma_bf16_rs(a, b, k);
+    ASSERT_EQ(got.size(), 64u * 16u);
+    int wrong = 0;
+    for (int i = 0; i < 64; ++i)
+      for (int j = 0; j < 16; ++j) {
+        double exact = 0, size = 0;
+        for (int kk = 0; kk < k; ++kk) {
+          const double p = value(a[static_cast<std::size_t>(i * k + kk)]) * value(b[static_cast<std::size_t>(j * k + kk)]);
+          exact += p;
+          size += std::fabs(p);
+        }
+        const float d = got[static_cast<std::size_t>(i * 16 + j)];
+        const double bound = std::ldexp(1.0, -22) * k * size;
+        if (!(std::fabs(d - exact) <= bound) && ++wrong <= 5)
+          ADD_FAILURE() << "D[" << i << "][" << j << "] = " << d << ", exact " << exact << ", bound " << bound;
+      }
+    EXPECT_EQ(wrong, 0);
+  }
+#endif
+}
+
 // The two products of a decode tile as the Hopper family runs them on one shared tile of cache
 // rows (gpu/sm90/wgmma.h DecodeTileLayout): Sᵀ = K Qᵀ reads it K-major, Oᵀ = Vᵀ Pᵀ reads the same
 // bytes MN-major (transposed A). Bound as above, with K = 576 and 64.
