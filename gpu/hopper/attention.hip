@@ -522,8 +522,9 @@ __device__ __forceinline__ void qk_fp8(Acc& s, const PartCodes& codes, const uns
   const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
   const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
   const int t = lane % 4;
-#pragma unroll
-  for (int l = 0; l < Acc::ne; ++l) s.x[l] = 0.0f;
+  // Two accumulators, for the even and the odd K steps of a box: consecutive products are
+  // independent of each other. (Four, one per K step, spilled at 232 registers.)
+  Acc chain[2];
   sm90::WgFragA64x16 frag[2][4];  // [register set][K step of the box]
 #pragma unroll
   for (int b = 0; b < KvTile::kBoxes; ++b) {
@@ -553,13 +554,15 @@ __device__ __forceinline__ void qk_fp8(Acc& s, const PartCodes& codes, const uns
         *reinterpret_cast<uint4*>(vtile + KvTile::chunk_offset_bytes(row, 8 * b + 2 * t + 1)) = second;
       }
     }
-    sm90::wgmma_fence_operand(s);
+#pragma unroll
+    for (int c = 0; c < 2; ++c) sm90::wgmma_fence_operand(chain[c]);
     sm90::wgmma_fence();
 #pragma unroll
     for (int j = 0; j < 4; ++j)
       sm90::wgmma_bf16_m64n16k16_rs(
-          s, f[j], sm90::descriptor_advance(q_desc, QTile::k_major_start(b * KvTile::kBoxDims + j * sm90::kWgK16)),
-          b > 0 || j > 0);
+          chain[j % 2], f[j],
+          sm90::descriptor_advance(q_desc, QTile::k_major_start(b * KvTile::kBoxDims + j * sm90::kWgK16)),
+          b > 0 || j >= 2);
     sm90::wgmma_commit();
   }
   sm90::wgmma_wait<0>();
@@ -567,7 +570,10 @@ __device__ __forceinline__ void qk_fp8(Acc& s, const PartCodes& codes, const uns
   for (int set = 0; set < 2; ++set)
 #pragma unroll
     for (int j = 0; j < 4; ++j) sm90::wgmma_fence_fragment(frag[set][j]);
-  sm90::wgmma_fence_operand(s);
+#pragma unroll
+  for (int c = 0; c < 2; ++c) sm90::wgmma_fence_operand(chain[c]);
+#pragma unroll
+  for (int l = 0; l < Acc::ne; ++l) s.x[l] = chain[0].x[l] + chain[1].x[l];
 }
 
 // Q of `token` into QTile layout for qk_fp8: K step j of box b, column κ (of 16) holds dim
