@@ -117,9 +117,7 @@ constexpr float kNegInf = -__builtin_huge_valf();
 // (tile_published).
 constexpr int kConsumerBarrier = 1 + kWarpgroups;
 constexpr int kPublishedBarrier = kConsumerBarrier + 1;
-// fp8: per warpgroup w "w's value tile is free" (value_free_*): the other warpgroup has read it.
-constexpr int kValueFreeBarrier = kPublishedBarrier + kWarpgroups;
-static_assert(kValueFreeBarrier + kWarpgroups <= 16, "sm_90 has 16 hardware barriers per block");
+static_assert(kPublishedBarrier + kWarpgroups <= 16, "sm_90 has 16 hardware barriers per block");
 
 // fp8 tiles (a16w8): parts of kFp8PartRows raw rows, one per warp of the owner.
 constexpr int kFp8RowBytes = kQkDim;                          // 576 e4m3 codes
@@ -221,17 +219,12 @@ __device__ __forceinline__ void tile_published(int warpgroup) {
   asm volatile("barrier.sync %0, %1;\n" ::"r"(kPublishedBarrier + warpgroup), "n"(kConsumerThreads) : "memory");
 }
 
-// fp8: warpgroup w's value tile free again. The reader of w's tile v (the other warpgroup, in
-// take_remote) arrives once its P·V of it is complete, if w has a tile v + 2 in the token; w waits
-// before it stores the value tile of its tile u, if u >= 2. So arrivals and waits pair up, one each
-// per tile of w from its third on.
-__device__ __forceinline__ void value_free_arrive(int warpgroup) {
+// fp8: the publisher's side of tile_published only arrives (its writes before the barrier are
+// visible to the reader after its barrier.sync); the reader waits. Each publish is taken by exactly
+// one read of the other warpgroup before the publisher's next one (attention kernel, take_stats).
+__device__ __forceinline__ void tile_published_arrive(int warpgroup) {
   __syncwarp();
-  asm volatile("barrier.arrive %0, %1;\n" ::"r"(kValueFreeBarrier + warpgroup), "n"(kConsumerThreads) : "memory");
-}
-__device__ __forceinline__ void value_free_wait(int warpgroup) {
-  __syncwarp();
-  asm volatile("barrier.sync %0, %1;\n" ::"r"(kValueFreeBarrier + warpgroup), "n"(kConsumerThreads) : "memory");
+  asm volatile("barrier.arrive %0, %1;\n" ::"r"(kPublishedBarrier + warpgroup), "n"(kConsumerThreads) : "memory");
 }
 
 // The largest of two scores the reference's way (a NaN second operand is skipped).
@@ -376,25 +369,26 @@ __device__ void zero_rows_past(unsigned char* kv, int n, int wg_tid) {
 
 // One product of Oᵀ = Oᵀ·α + Vᵀ Pᵀ over this warpgroup's value dims (issued and committed, not waited):
 // V from the tile at `kv`, P from `p` (a [key][head] buffer).
-__device__ __forceinline__ void issue_pv(Acc (&o)[kVChunks], const float (&alpha)[4], const unsigned char* kv,
-                                         const unsigned char* p, int warpgroup) {
+template <int Chunks>
+__device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* kv,
+                                         const unsigned char* p, int first_chunk) {
   constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
 #pragma unroll
-  for (int v = 0; v < kVChunks; ++v)
+  for (int v = 0; v < Chunks; ++v)
 #pragma unroll
     for (int l = 0; l < Acc::ne; ++l) o[v].x[l] *= alpha[head_slot(l)];
   const uint64_t v_desc = sm90::smem_descriptor_sw128(kv, KvTile::kLeading, KvTile::kStride);
   const uint64_t p_desc = sm90::smem_descriptor(p, kPLayout.leading_bytes(), kPLayout.stride_bytes());
 #pragma unroll
-  for (int v = 0; v < kVChunks; ++v) sm90::wgmma_fence_operand(o[v]);
+  for (int v = 0; v < Chunks; ++v) sm90::wgmma_fence_operand(o[v]);
   sm90::wgmma_fence();
 #pragma unroll
-  for (int v = 0; v < kVChunks; ++v)
+  for (int v = 0; v < Chunks; ++v)
 #pragma unroll
     for (int k = 0; k < kPvSteps; ++k) {
       const int k0 = k * sm90::kWgK16;
       sm90::wgmma_bf16_m64n16k16<true, true>(
-          o[v], sm90::descriptor_advance(v_desc, KvTile::mn_major_start((warpgroup * kVChunks + v) * sm90::kWgM, k0)),
+          o[v], sm90::descriptor_advance(v_desc, KvTile::mn_major_start((first_chunk + v) * sm90::kWgM, k0)),
           sm90::descriptor_advance(p_desc, kPLayout.offset_bytes(k0, 0)), true);
     }
   sm90::wgmma_commit();
@@ -472,18 +466,25 @@ __device__ void produce_fp8(const AttentionArgs& a, const WorkItem& w, unsigned 
   }
 }
 
-// This thread's codes of an fp8 part: rows g and g + 8 of its warp's 16 (g = lane / 4), dims
-// 64 b + 16 t .. 64 b + 16 t + 15 of each box b (t = lane % 4), one 16-byte load each.
-struct PartCodes {
-  uint4 w[KvTile::kBoxes][2];  // [box][row g, row g + 8]
-};
-__device__ __forceinline__ void load_part(PartCodes& c, const unsigned char* part, int lane) {
-  const unsigned char* row = part + (lane / 4) * kFp8RowBytes + (lane % 4) * 16;
+// This thread's codes of boxes First .. First + Count - 1 of an fp8 part: rows g and g + 8 of its
+// warp's 16 (g = lane / 4), dims 64 b + 16 t .. 64 b + 16 t + 15 of each box b (t = lane % 4), one
+// 16-byte load each.
+constexpr int kLoadBatch = 3;  // boxes per batch of loads: batch k + 1 is loaded after box 3 k's products
+static_assert(KvTile::kBoxes % kLoadBatch == 0);
+// The loads are volatile asm: the compiler keeps them where they are written (plain loads it
+// hoisted all to the top, and the codes of 9 boxes beside Oᵀ of 512 dims spilled).
+template <int Count>
+__device__ __forceinline__ void load_boxes(uint4 (&w)[KvTile::kBoxes][2], int first, const unsigned char* part, int lane) {
+  const uint32_t row = static_cast<uint32_t>(__cvta_generic_to_shared(part)) +
+                       static_cast<uint32_t>((lane / 4) * kFp8RowBytes + (lane % 4) * 16);
 #pragma unroll
-  for (int b = 0; b < KvTile::kBoxes; ++b)
+  for (int b = first; b < first + Count; ++b)
 #pragma unroll
     for (int r = 0; r < 2; ++r)
-      c.w[b][r] = *reinterpret_cast<const uint4*>(row + r * 8 * kFp8RowBytes + b * KvTile::kBoxDims);
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(w[b][r].x), "=r"(w[b][r].y), "=r"(w[b][r].z), "=r"(w[b][r].w)
+                   : "r"(row + static_cast<uint32_t>(r * 8 * kFp8RowBytes + b * KvTile::kBoxDims))
+                   : "memory");
 }
 
 // The bf16 pairs of one box of this thread's codes: lo[r][j] holds dims 16 t + 4 j, + 1 of row
@@ -517,13 +518,21 @@ __device__ __forceinline__ void decode_box(const uint4 (&w)[2], uint32_t (&lo)[2
 // tile `vtile` (rows n .. 63 as zeros). K step j of box b reads, in the fragment's columns 2 t, + 1
 // and 2 t + 8, + 9, the dims 64 b + 16 t + 4 j, + 1 and + 2, + 3: Q is staged in that order
 // (stage_q_fp8). Two register sets: box b's decode waits until box b - 2's products are done.
-__device__ __forceinline__ void qk_fp8(Acc& s, const PartCodes& codes, const unsigned char* sq,
+// The part: this warp's 16 rows of the tile, released (`empty`) as soon as its codes are all in
+// registers. The codes are loaded in batches of kLoadBatch boxes, the next batch once the first box
+// of the last one is issued: all 18 loads at once did not fit in the registers beside Oᵀ of 512
+// dims.
+__device__ __forceinline__ void qk_fp8(Acc& s, const unsigned char* part, Barrier* empty, const unsigned char* sq,
                                        unsigned char* vtile, int n, int warp, int lane) {
+  uint4 codes[KvTile::kBoxes][2];
+  load_boxes<kLoadBatch>(codes, 0, part, lane);
   const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
   const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
   const int t = lane % 4;
-#pragma unroll
-  for (int l = 0; l < Acc::ne; ++l) s.x[l] = 0.0f;
+  // Two accumulators, for the even (s itself) and the odd K steps of a box: consecutive products
+  // are independent of each other. (Four, one per K step, spilled at 232 registers.)
+  Acc odd;
+  Acc* chain[2] = {&s, &odd};
   sm90::WgFragA64x16 frag[2][4];  // [register set][K step of the box]
 #pragma unroll
   for (int b = 0; b < KvTile::kBoxes; ++b) {
@@ -534,7 +543,7 @@ __device__ __forceinline__ void qk_fp8(Acc& s, const PartCodes& codes, const uns
       for (int j = 0; j < 4; ++j) sm90::wgmma_fence_fragment(f[j]);
     }
     uint32_t lo[2][4], hi[2][4];
-    decode_box(codes.w[b], lo, hi);
+    decode_box(codes[b], lo, hi);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       f[j].x[0] = lo[0][j];
@@ -553,26 +562,42 @@ __device__ __forceinline__ void qk_fp8(Acc& s, const PartCodes& codes, const uns
         *reinterpret_cast<uint4*>(vtile + KvTile::chunk_offset_bytes(row, 8 * b + 2 * t + 1)) = second;
       }
     }
-    sm90::wgmma_fence_operand(s);
+#pragma unroll
+    for (int c = 0; c < 2; ++c) sm90::wgmma_fence_operand(*chain[c]);
     sm90::wgmma_fence();
 #pragma unroll
     for (int j = 0; j < 4; ++j)
       sm90::wgmma_bf16_m64n16k16_rs(
-          s, f[j], sm90::descriptor_advance(q_desc, QTile::k_major_start(b * KvTile::kBoxDims + j * sm90::kWgK16)),
-          b > 0 || j > 0);
+          *chain[j % 2], f[j],
+          sm90::descriptor_advance(q_desc, QTile::k_major_start(b * KvTile::kBoxDims + j * sm90::kWgK16)),
+          b > 0 || j >= 2);
     sm90::wgmma_commit();
+    if (b % kLoadBatch == 0 && b + kLoadBatch < KvTile::kBoxes) {
+      load_boxes<kLoadBatch>(codes, b + kLoadBatch, part, lane);
+      if (b + 2 * kLoadBatch >= KvTile::kBoxes) {  // the last batch: the part is free
+        __syncwarp();  // every lane's loads before the release
+        if (lane == 0) mma::bulk_barrier_arrive(empty);
+        __syncwarp();
+      }
+    }
   }
   sm90::wgmma_wait<0>();
 #pragma unroll
   for (int set = 0; set < 2; ++set)
 #pragma unroll
     for (int j = 0; j < 4; ++j) sm90::wgmma_fence_fragment(frag[set][j]);
-  sm90::wgmma_fence_operand(s);
+#pragma unroll
+  for (int c = 0; c < 2; ++c) sm90::wgmma_fence_operand(*chain[c]);
+#pragma unroll
+  for (int l = 0; l < Acc::ne; ++l) s.x[l] += odd.x[l];
 }
 
 // Q of `token` into QTile layout for qk_fp8: K step j of box b, column κ (of 16) holds dim
 // 64 b + 16 (κ % 8 / 2) + 4 j + 2 (κ / 8) + κ % 2, so each column pair is a pair of adjacent dims.
-__device__ void stage_q_fp8(const AttentionArgs& a, int64_t token, unsigned char* sq, int tid) {
+// 4-byte asynchronous copies, all in flight at once (a load and a store per pair kept one global
+// latency per pair: about 20 µs per token at 4 x 1024 in device run 1; the loads batched in
+// registers spilled); the caller waits for them (copy_commit_and_wait_all).
+__device__ __forceinline__ void stage_q_fp8(const AttentionArgs& a, int64_t token, unsigned char* sq, int tid) {
   constexpr int kPairsPerHead = kQkDim / 2;
   for (int idx = tid; idx < kNumHeads * kPairsPerHead; idx += kConsumerThreads) {
     const int h = idx / kPairsPerHead;
@@ -580,8 +605,9 @@ __device__ void stage_q_fp8(const AttentionArgs& a, int64_t token, unsigned char
     const int b = slot / KvTile::kBoxDims, in_box = slot % KvTile::kBoxDims;
     const int j = in_box / sm90::kWgK16, col = in_box % sm90::kWgK16;
     const int dim = b * KvTile::kBoxDims + 16 * (col % 8 / 2) + 4 * j + 2 * (col / 8);
-    const uint32_t pair = *reinterpret_cast<const uint32_t*>(a.q_bf16 + (token * kNumHeads + h) * kQkDim + dim);
-    *reinterpret_cast<uint32_t*>(sq + QTile::chunk_offset_bytes(h, slot / 8) + (slot % 8) * 2) = pair;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(static_cast<uint32_t>(
+                     __cvta_generic_to_shared(sq + QTile::chunk_offset_bytes(h, slot / 8) + (slot % 8) * 2))),
+                 "l"(a.q_bf16 + (token * kNumHeads + h) * kQkDim + dim));
   }
 }
 
@@ -663,17 +689,21 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         const int h = idx / (KvTile::kBoxes * 8), chunk = idx % (KvTile::kBoxes * 8);
         copy_16(sq + QTile::chunk_offset_bytes(h, chunk), a.q_bf16 + (token * kNumHeads + h) * kQkDim + chunk * 8);
       }
-      copy_commit_and_wait_all();
     }
+    copy_commit_and_wait_all();
     fence_to_async();
     consumer_sync();
 
     float m_run[4], l_run[4];
 #pragma unroll
     for (int c = 0; c < 4; ++c) m_run[c] = kNegInf, l_run[c] = 0.0f;
-    Acc o[kVChunks];
+    // bf16: Oᵀ of this warpgroup's value dims, every tile. fp8: Oᵀ of every value dim, this
+    // warpgroup's tiles only (each tile's P·V by its owner; both rescale by every tile's α), the
+    // two partials added at the end of the token.
+    constexpr int kOChunks = kFp8 ? kVDim / sm90::kWgM : kVChunks;
+    Acc o[kOChunks];
 #pragma unroll
-    for (int v = 0; v < kVChunks; ++v)
+    for (int v = 0; v < kOChunks; ++v)
 #pragma unroll
       for (int l = 0; l < Acc::ne; ++l) o[v].x[l] = 0.0f;
 
@@ -685,74 +715,17 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
     // After a wgmma_wait<0>: Oᵀ's chunks complete, pinned there (wgmma_fence_operand).
     auto settle_outputs = [&] {
 #pragma unroll
-      for (int v = 0; v < kVChunks; ++v) sm90::wgmma_fence_operand(o[v]);
+      for (int v = 0; v < kOChunks; ++v) sm90::wgmma_fence_operand(o[v]);
     };
-    auto release = [&](int t) {  // this warp is done with tile t (fp8: the parts went at once)
-      if constexpr (!kFp8) {
-        if (lane == 0) mma::bulk_barrier_arrive(&empty[stage_of(t)]);
-        __syncwarp();  // converged for the barriers that follow
-      }
-      static_cast<void>(t);
+    auto release = [&](int t) {  // this warp is done with tile t (bf16)
+      if (lane == 0) mma::bulk_barrier_arrive(&empty[stage_of(t)]);
+      __syncwarp();  // converged for the barriers that follow
     };
-    // The other warpgroup's tile t: wait for its softmax step, take its statistics (the same
-    // float operations as the owner's), rescale Oᵀ and issue P·V over this warpgroup's dims.
-    auto take_remote = [&](int t) {
-      tile_published(other);
-      if constexpr (!kFp8) {
-        // The copy engine's writes of the value boxes this warpgroup reads, acquired here too (the
-        // phase is complete: the owner waited on it, and the stage is not released before this).
-        // fp8: the owner's stores of the value tile, fenced before the barrier above.
-        Barrier* bars = full + stage_of(t) * KvTile::kBoxes;
-#pragma unroll
-        for (int v = 0; v < kVChunks; ++v) mma::bulk_barrier_wait(&bars[wg * kVChunks + v], parity_of(t));
-      }
-      float alpha[4];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        alpha[c] = other_pub[my_head[c]];
-        l_run[c] = l_run[c] * alpha[c] + other_pub[kNumHeads + my_head[c]];
-        m_run[c] = other_pub[2 * kNumHeads + my_head[c]];
-      }
-      issue_pv(o, alpha, kFp8 ? other_v : tile_at(t), other_p, wg);
-    };
-
-    for (int t = (wg - first % 2 + 2) % 2; t < keys.tiles; t += 2) {
-      [[maybe_unused]] const int stage = stage_of(t);
-      [[maybe_unused]] unsigned char* kv = tile_at(t);
-      const int n = keys.keys_in(t);
-      // The other warpgroup's previous tile first: its stage is released as soon as possible
-      // (device run 1 of issue 10's overlap branch: Q·Kᵀ issued first, under the other's softmax
-      // step, held both stages longer and ran at 801 µs instead of 590 at 256 x 8192).
-      Acc s;
-      if constexpr (kFp8) {
-        // Q·Kᵀ first: this warp's part (its codes into registers, the part released at once),
-        // the decode and the products, under the other warpgroup's softmax step of tile t - 1.
-        // They write this warpgroup's value tile, once the other has read its tile t - 2.
-        if (t >= 2) value_free_wait(wg);
-        const int part = (first + t) * kFp8Parts + wg_warp;
-        mma::bulk_barrier_wait(&full[ring_slot(part)], ring_phase(part));
-        PartCodes codes;
-        load_part(codes, smem + plan.stage + ring_slot(part) * kFp8PartBytes, lane);
-        __syncwarp();  // every lane's loads before the release
-        if (lane == 0) mma::bulk_barrier_arrive(&empty[ring_slot(part)]);
-        __syncwarp();
-        qk_fp8(s, codes, sq, own_v, n, wg_warp, lane);
-        if (t > 0) {
-          take_remote(t - 1);
-          sm90::wgmma_wait<0>();
-          if (t + 1 < keys.tiles) value_free_arrive(other);
-        }
-        settle_outputs();
-      } else {
-        if (t > 0) take_remote(t - 1);
-        issue_qk(s, kv, sq, full + stage * KvTile::kBoxes, parity_of(t));
-        sm90::wgmma_wait<0>();
-        sm90::wgmma_fence_operand(s);
-        settle_outputs();
-        if (t > 0) release(t - 1);
-        if (n < kTileKeys) zero_rows_past(kv, n, wg_tid);
-      }
-
+    // The softmax step of an owned tile (ref/decode_emulated.h with softmax_tile = kTileKeys) for
+    // this thread's four heads: P into own_p, the statistics into own_pub, α out. fp8: the
+    // generic-proxy writes of P and of the value tile are fenced for the products before the
+    // warpgroup's barrier in the row sums.
+    auto softmax_step = [&](Acc& s, int n, float (&alpha)[4]) {
       // Softmax step over the tile's keys for this thread's four heads.
       float m_tile[4] = {kNegInf, kNegInf, kNegInf, kNegInf};
 #pragma unroll
@@ -761,7 +734,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         m_tile[head_slot(l)] = max_of(m_tile[head_slot(l)], s.x[l]);
       }
       reduce_heads<false>(m_tile, red_max, wg);
-      float alpha[4], m_new[4], sum[4];
+      float m_new[4], sum[4];
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
         m_new[c] = max_of(m_run[c], m_tile[c]);
@@ -778,6 +751,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
             common::pack_bf16(quant::f32_to_bf16(common::round_to_bf16(p0)),
                               quant::f32_to_bf16(common::round_to_bf16(p1)));
       }
+      if constexpr (kFp8) fence_to_async();
       reduce_heads<true>(sum, red_sum, wg);
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
@@ -792,19 +766,95 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
           own_pub[2 * kNumHeads + my_head[c]] = m_new[c];
         }
       __syncwarp();  // the warp converged again before the barriers that follow
-      fence_to_async();
-      tile_published(wg);  // P, the zeroed rows and the statistics, for both warpgroups' products
+    };
 
-      issue_pv(o, alpha, kFp8 ? own_v : kv, own_p, wg);
-      sm90::wgmma_wait<0>();
-      settle_outputs();
-      release(t);
-    }
-    if (keys.tiles > 0 && (first + keys.tiles - 1) % 2 != wg) {
-      take_remote(keys.tiles - 1);
-      sm90::wgmma_wait<0>();
-      settle_outputs();
-      release(keys.tiles - 1);
+    if constexpr (kFp8) {
+      // The other warpgroup's tile t: wait for its softmax step, take its statistics (the same
+      // float operations as the owner's) and rescale Oᵀ. Its publisher only arrives (it does not
+      // wait for this reader): it writes its statistics again two tiles later, after it has taken
+      // this warpgroup's next tile, which comes after this read.
+      auto take_stats = [&](int t) {
+        static_cast<void>(t);
+        tile_published(other);
+        float alpha[4];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          alpha[c] = other_pub[my_head[c]];
+          l_run[c] = l_run[c] * alpha[c] + other_pub[kNumHeads + my_head[c]];
+          m_run[c] = other_pub[2 * kNumHeads + my_head[c]];
+        }
+#pragma unroll
+        for (int v = 0; v < kOChunks; ++v)
+#pragma unroll
+          for (int l = 0; l < Acc::ne; ++l) o[v].x[l] *= alpha[head_slot(l)];
+      };
+      for (int t = (wg - first % 2 + 2) % 2; t < keys.tiles; t += 2) {
+        const int n = keys.keys_in(t);
+        // This warp's part: its codes into registers, the part released once they are; the decode
+        // and Q·Kᵀ, which write this warpgroup's value tile (its own P·V of tile t - 2 is done).
+        const int part = (first + t) * kFp8Parts + wg_warp;
+        mma::bulk_barrier_wait(&full[ring_slot(part)], ring_phase(part));
+        Acc s;
+        qk_fp8(s, smem + plan.stage + ring_slot(part) * kFp8PartBytes, &empty[ring_slot(part)], sq, own_v, n,
+               wg_warp, lane);
+        if (t > 0) take_stats(t - 1);
+        float alpha[4];
+        softmax_step(s, n, alpha);
+        tile_published_arrive(wg);  // the statistics, for the other warpgroup
+        issue_pv(o, alpha, own_v, own_p, 0);
+        sm90::wgmma_wait<0>();
+        settle_outputs();
+      }
+      if (keys.tiles > 0 && (first + keys.tiles - 1) % 2 != wg) take_stats(keys.tiles - 1);
+    } else {
+      // The other warpgroup's tile t: wait for its softmax step, take its statistics (the same
+      // float operations as the owner's), rescale Oᵀ and issue P·V over this warpgroup's dims.
+      auto take_remote = [&](int t) {
+        tile_published(other);
+        // The copy engine's writes of the value boxes this warpgroup reads, acquired here too (the
+        // phase is complete: the owner waited on it, and the stage is not released before this).
+        Barrier* bars = full + stage_of(t) * KvTile::kBoxes;
+#pragma unroll
+        for (int v = 0; v < kVChunks; ++v) mma::bulk_barrier_wait(&bars[wg * kVChunks + v], parity_of(t));
+        float alpha[4];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          alpha[c] = other_pub[my_head[c]];
+          l_run[c] = l_run[c] * alpha[c] + other_pub[kNumHeads + my_head[c]];
+          m_run[c] = other_pub[2 * kNumHeads + my_head[c]];
+        }
+        issue_pv(o, alpha, tile_at(t), other_p, wg * kVChunks);
+      };
+      for (int t = (wg - first % 2 + 2) % 2; t < keys.tiles; t += 2) {
+        const int stage = stage_of(t);
+        unsigned char* kv = tile_at(t);
+        const int n = keys.keys_in(t);
+        // The other warpgroup's previous tile first: its stage is released as soon as possible
+        // (device run 1 of issue 10's overlap branch: Q·Kᵀ issued first, under the other's softmax
+        // step, held both stages longer and ran at 801 µs instead of 590 at 256 x 8192).
+        if (t > 0) take_remote(t - 1);
+        Acc s;
+        issue_qk(s, kv, sq, full + stage * KvTile::kBoxes, parity_of(t));
+        sm90::wgmma_wait<0>();
+        sm90::wgmma_fence_operand(s);
+        settle_outputs();
+        if (t > 0) release(t - 1);
+        if (n < kTileKeys) zero_rows_past(kv, n, wg_tid);
+        float alpha[4];
+        softmax_step(s, n, alpha);
+        fence_to_async();
+        tile_published(wg);  // P, the zeroed rows and the statistics, for both warpgroups' products
+        issue_pv(o, alpha, kv, own_p, wg * kVChunks);
+        sm90::wgmma_wait<0>();
+        settle_outputs();
+        release(t);
+      }
+      if (keys.tiles > 0 && (first + keys.tiles - 1) % 2 != wg) {
+        take_remote(keys.tiles - 1);
+        sm90::wgmma_wait<0>();
+        settle_outputs();
+        release(keys.tiles - 1);
+      }
     }
     iter = first + keys.tiles;
 
@@ -817,13 +867,37 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         stat_l[my_head[c]] = l_run[c];
         stat_m[my_head[c]] = m_run[c];
       }
+    // fp8: warpgroup w writes the value dims of chunks 4 w .. 4 w + 3; it hands its partial of the
+    // other chunks to the other warpgroup through its value tile (free: its products are done),
+    // float by float in the same fragment order, and adds the other's partial of its own chunks.
+    // (Registers are indexed by constants only: the warpgroup picks between o[v] and o[4 + v].)
+    Acc out_o[kVChunks];
+#pragma unroll
+    for (int v = 0; v < kVChunks; ++v) out_o[v] = o[v];
+    if constexpr (kFp8) {
+      float* mine = reinterpret_cast<float*>(own_v);
+      const float* theirs = reinterpret_cast<const float*>(other_v);
+#pragma unroll
+      for (int v = 0; v < kVChunks; ++v)
+#pragma unroll
+        for (int l = 0; l < Acc::ne; ++l)
+          mine[(v * Acc::ne + l) * sm90::kWarpgroupThreads + wg_tid] =
+              wg == 0 ? o[kOChunks - kVChunks + v].x[l] : o[v].x[l];
+      consumer_sync();
+#pragma unroll
+      for (int v = 0; v < kVChunks; ++v)
+#pragma unroll
+        for (int l = 0; l < Acc::ne; ++l)
+          out_o[v].x[l] = (wg == 0 ? o[v].x[l] : o[kOChunks - kVChunks + v].x[l]) +
+                          theirs[(v * Acc::ne + l) * sm90::kWarpgroupThreads + wg_tid];
+    }
 #pragma unroll
     for (int v = 0; v < kVChunks; ++v)
 #pragma unroll
       for (int l = 0; l < Acc::ne; ++l) {
         const int h = Acc::get_j(l);
         const int d = (wg * kVChunks + v) * sm90::kWgM + Acc::get_i(l);
-        float out = empty_split ? 0.0f : o[v].x[l] / l_run[head_slot(l)];
+        float out = empty_split ? 0.0f : out_o[v].x[l] / l_run[head_slot(l)];
         if (kFp8 && !empty_split && a.kv_scaled) out = out * a.kv_scale;  // fl32(fl32(acc / l) · scale)
         const int64_t row = token * kNumHeads + h;
         if (w.single_pass) {
