@@ -23,6 +23,38 @@
 namespace mlacheck::gpu {
 namespace {
 
+// Random bf16 with random sign and mantissa, exponents 2^-8 .. 2^8: every product exact in
+// float32, the sums aligned.
+uint16_t random_bf16(std::mt19937& rng) {
+  const uint32_t sign = rng() & 1u, exp = 127u - 8u + rng() % 17u, mant = rng() & 0x7Fu;
+  return static_cast<uint16_t>((sign << 15) | (exp << 7) | mant);
+}
+
+// The elements of D (rows x cols, row major) = A · Bᵀ (a: rows x k, b: cols x k bf16, K
+// contiguous) farther from the exact product than the summation bound K 2^-22 sum_k |a_k b_k|;
+// the first five reported.
+int beyond_product_bound(const std::vector<float>& got, const std::vector<uint16_t>& a,
+                         const std::vector<uint16_t>& b, int rows, int cols, int k) {
+  const auto value = [](uint16_t h) { return static_cast<double>(quant::f32_from_bits(uint32_t{h} << 16)); };
+  int wrong = 0;
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      double exact = 0, size = 0;
+      for (int kk = 0; kk < k; ++kk) {
+        const double p = value(a[static_cast<std::size_t>(i * k + kk)]) * value(b[static_cast<std::size_t>(j * k + kk)]);
+        exact += p;
+        size += std::fabs(p);
+      }
+      const float d = got[static_cast<std::size_t>(i * cols + j)];
+      const double bound = std::ldexp(1.0, -22) * k * size;
+      if (!(std::fabs(d - exact) <= bound) && ++wrong <= 5)
+        ADD_FAILURE() << "D[" << i << "][" << j << "] = " << d << ", exact " << exact
+                      << (std::isnan(d) ? " (NaN poison: never written, or a read of poisoned shared memory)" : "")
+                      << ", bound " << bound;
+    }
+  return wrong;
+}
+
 TEST(GpuWgmma, Bf16ProductMatchesDoubleReference) {
   if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
 #if !defined(MLACHECK_HAVE_SM90A)
@@ -30,36 +62,14 @@ TEST(GpuWgmma, Bf16ProductMatchesDoubleReference) {
 #else
   if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
   std::mt19937 rng(20261202u);
-  // Random sign and mantissa, exponents 2^-8 .. 2^8: every product exact, the sums aligned.
-  const auto random_bf16 = [&] {
-    const uint32_t sign = rng() & 1u, exp = 127u - 8u + rng() % 17u, mant = rng() & 0x7Fu;
-    return static_cast<uint16_t>((sign << 15) | (exp << 7) | mant);
-  };
-  const auto value = [](uint16_t h) { return static_cast<double>(quant::f32_from_bits(uint32_t{h} << 16)); };
   for (const int k : {16, 64, 128}) {
     SCOPED_TRACE("K = " + std::to_string(k));
     std::vector<uint16_t> a(static_cast<std::size_t>(64 * k)), b(a.size());
-    for (uint16_t& x : a) x = random_bf16();
-    for (uint16_t& x : b) x = random_bf16();
+    for (uint16_t& x : a) x = random_bf16(rng);
+    for (uint16_t& x : b) x = random_bf16(rng);
     const std::vector<float> got = device_wgmma_bf16(a, b, k);
     ASSERT_EQ(got.size(), 64u * 64u);
-    int wrong = 0;
-    for (int i = 0; i < 64; ++i)
-      for (int j = 0; j < 64; ++j) {
-        double exact = 0, size = 0;
-        for (int kk = 0; kk < k; ++kk) {
-          const double p = value(a[static_cast<std::size_t>(i * k + kk)]) * value(b[static_cast<std::size_t>(j * k + kk)]);
-          exact += p;
-          size += std::fabs(p);
-        }
-        const float d = got[static_cast<std::size_t>(i * 64 + j)];
-        const double bound = std::ldexp(1.0, -22) * k * size;
-        if (!(std::fabs(d - exact) <= bound) && ++wrong <= 5)
-          ADD_FAILURE() << "D[" << i << "][" << j << "] = " << d << ", exact " << exact
-                        << (std::isnan(d) ? " (NaN poison: never written, or a read of poisoned shared memory)" : "")
-                        << ", bound " << bound;
-      }
-    EXPECT_EQ(wrong, 0);
+    EXPECT_EQ(beyond_product_bound(got, a, b, 64, 64, k), 0);
   }
 #endif
 }
@@ -74,33 +84,14 @@ TEST(GpuWgmma, Bf16RegisterAProductMatchesDoubleReference) {
 #else
   if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
   std::mt19937 rng(20261204u);
-  const auto random_bf16 = [&] {
-    const uint32_t sign = rng() & 1u, exp = 127u - 8u + rng() % 17u, mant = rng() & 0x7Fu;
-    return static_cast<uint16_t>((sign << 15) | (exp << 7) | mant);
-  };
-  const auto value = [](uint16_t h) { return static_cast<double>(quant::f32_from_bits(uint32_t{h} << 16)); };
   for (const int k : {16, 64, 128}) {
     SCOPED_TRACE("K = " + std::to_string(k));
     std::vector<uint16_t> a(static_cast<std::size_t>(64 * k)), b(static_cast<std::size_t>(16 * k));
-    for (uint16_t& x : a) x = random_bf16();
-    for (uint16_t& x : b) x = random_bf16();
+    for (uint16_t& x : a) x = random_bf16(rng);
+    for (uint16_t& x : b) x = random_bf16(rng);
     const std::vector<float> got = device_wgmma_bf16_rs(a, b, k);
     ASSERT_EQ(got.size(), 64u * 16u);
-    int wrong = 0;
-    for (int i = 0; i < 64; ++i)
-      for (int j = 0; j < 16; ++j) {
-        double exact = 0, size = 0;
-        for (int kk = 0; kk < k; ++kk) {
-          const double p = value(a[static_cast<std::size_t>(i * k + kk)]) * value(b[static_cast<std::size_t>(j * k + kk)]);
-          exact += p;
-          size += std::fabs(p);
-        }
-        const float d = got[static_cast<std::size_t>(i * 16 + j)];
-        const double bound = std::ldexp(1.0, -22) * k * size;
-        if (!(std::fabs(d - exact) <= bound) && ++wrong <= 5)
-          ADD_FAILURE() << "D[" << i << "][" << j << "] = " << d << ", exact " << exact << ", bound " << bound;
-      }
-    EXPECT_EQ(wrong, 0);
+    EXPECT_EQ(beyond_product_bound(got, a, b, 64, 16, k), 0);
   }
 #endif
 }
@@ -115,16 +106,12 @@ TEST(GpuWgmma, DecodeTileProductsMatchDoubleReference) {
 #else
   if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
   std::mt19937 rng(20261203u);
-  const auto random_bf16 = [&] {
-    const uint32_t sign = rng() & 1u, exp = 127u - 8u + rng() % 17u, mant = rng() & 0x7Fu;
-    return static_cast<uint16_t>((sign << 15) | (exp << 7) | mant);
-  };
   const auto value = [](uint16_t h) { return static_cast<double>(quant::f32_from_bits(uint32_t{h} << 16)); };
   constexpr int kRows = 64, kHeads = 16, kDims = 576, kVDims = 512;
   std::vector<uint16_t> kv(kRows * kDims), q(kHeads * kDims), p(kHeads * kRows);
-  for (uint16_t& x : kv) x = random_bf16();
-  for (uint16_t& x : q) x = random_bf16();
-  for (uint16_t& x : p) x = random_bf16();
+  for (uint16_t& x : kv) x = random_bf16(rng);
+  for (uint16_t& x : q) x = random_bf16(rng);
+  for (uint16_t& x : p) x = random_bf16(rng);
   const std::vector<float> got = device_wgmma_decode_tile(kv, q, p);
   ASSERT_EQ(got.size(), static_cast<std::size_t>(kRows * kHeads + kVDims * kHeads));
   int wrong = 0;
