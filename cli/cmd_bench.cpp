@@ -252,7 +252,7 @@ void add_bench_command(CLI::App& app, Runner& run) {
   tier->excludes(list);
   sub->add_option("--case", o->case_names, "only these case names (comma-separated)")
       ->delimiter(',');
-  sub->add_option("--strategy", o->strategy, "glob over registry names")->capture_default_str();
+  sub->add_option("--strategy", o->strategy, "glob over registry names (* and ?), or several separated by commas")->capture_default_str();
   sub->add_option("--json", o->json, "write every measurement (all repetition times) as JSON");
   sub->add_option("--reps", o->reps, "timed repetitions per strategy and case")
       ->capture_default_str();

@@ -345,7 +345,8 @@ void add_verify_command(CLI::App& app, Runner& run) {
   sub->add_option("--case", o->case_names, "only these case names (comma-separated)")
       ->delimiter(',');
   sub->add_option("--strategy", o->strategy,
-                  "glob over registry names recipe/schedule/family (see `mlacheck list`)")
+                  "glob over registry names recipe/schedule/family (* and ?; several separated by commas: any "
+                  "of them; see `mlacheck list`)")
       ->capture_default_str();
   sub->add_option("--json", o->json, "write every row, with its full gate report, as JSON");
   sub->add_option("--junit", o->junit, "write a JUnit XML report (one testcase per row)");

@@ -192,10 +192,21 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-std::vector<const Strategy*> match_strategies(std::string_view glob) {
+std::vector<const Strategy*> match_strategies(std::string_view globs) {
+  std::vector<std::string_view> any_of;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = globs.find(',', start);
+    any_of.push_back(globs.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
   std::vector<const Strategy*> out;
   for (const Strategy& s : strategies())
-    if (glob_match(glob, s.name)) out.push_back(&s);
+    for (std::string_view glob : any_of)
+      if (glob_match(glob, s.name)) {
+        out.push_back(&s);
+        break;
+      }
   return out;
 }
 

@@ -73,8 +73,9 @@ struct Strategy {
 const std::vector<Strategy>& strategies();
 const Strategy* find_strategy(std::string_view name);
 // Entries whose name matches a shell-style glob ('*' any run of characters, '/' included; '?' one
-// character), in table order.
-std::vector<const Strategy*> match_strategies(std::string_view glob);
+// character), or any of several separated by commas ("a16w16/*,a16w8/*"), in table order, each
+// once.
+std::vector<const Strategy*> match_strategies(std::string_view globs);
 bool glob_match(std::string_view pattern, std::string_view text);
 
 }  // namespace mlacheck::gpu

@@ -221,6 +221,13 @@ TEST(GpuRegistry, GlobSelectsByName) {
   EXPECT_FALSE(glob_match("", "x"));
   EXPECT_EQ(match_strategies("*").size(), strategies().size());
   EXPECT_EQ(match_strategies("*/single-pass/*").size(), problem::recipes().size());
+  // Several globs, comma-separated: the union in table order, each entry once.
+  const auto a16 = match_strategies("a16w16/*"), a8 = match_strategies("a8w8/*");
+  const auto both = match_strategies("a8w8/*,a16w16/*");
+  ASSERT_EQ(both.size(), a16.size() + a8.size());
+  EXPECT_EQ(both.front(), a16.front());  // table order, not the order of the globs
+  EXPECT_EQ(match_strategies("a16w16/*,*").size(), strategies().size());
+  EXPECT_TRUE(match_strategies("nothing/*,").empty());  // an empty glob matches no name
   EXPECT_TRUE(match_strategies("nothing*").empty());
 }
 
