@@ -42,7 +42,11 @@
 // pairs (gpu/common/operand_decode.h, about two instructions per code), feeds them to Sᵀ = K Qᵀ as
 // wgmma's register A operand (no shared-memory round trip for K, and the rope dims are never
 // stored), and stores the 512 value dims as the bf16 value tile of this warpgroup in the swizzled
-// layout the bf16 kernel's P·V reads (rows past the tile's keys stored as zeros). Each thread's A
+// layout the bf16 kernel's P·V reads (rows past the tile's keys stored as zeros). Unlike step 3
+// above, each warpgroup computes Oᵀ of its own tiles over all 512 value dims (both rescale by every
+// tile's α, the other's taken from its published statistics), so the two share only the softmax
+// statistics and their decode phases overlap (783 -> 556 µs at 256 x 8192, docs/PERF.md); the two
+// partials are added at the end of a token, which changes only the float32 order. Each thread's A
 // fragment takes 16 consecutive dims of a row per box in one load, so the K-major order of the
 // products' dims is permuted within each box; Q is staged in the same permutation, which leaves
 // every product the same and only the float32 summation order different (the bound's delta_acc).

@@ -22,8 +22,9 @@ inline constexpr int kStages = 2;
 // of parts of kFp8PartRows keys, one part per warp of a tile's owner (16 rows: the rows of Sᵀ that
 // warp holds). The owner decodes its rows to bf16 in registers, so the part is free again as soon
 // as its warp has read it (attention.hip). The rest of the shared memory: two bf16 value tiles of
-// 64 keys x 512 dims (128 KB, one per warpgroup: the other warpgroup still multiplies the previous
-// tile's while the owner writes the next one), Q (18 KB) and P; 8 parts (72 KB: two tiles in flight,
+// 64 keys x 512 dims (64 KB each, one per warpgroup: each computes P·V of its own tiles over all
+// 512 dims, and at the end of a token hands its partial of the other half through its tile), Q
+// (18 KB) and P; 8 parts (72 KB: two tiles in flight,
 // as many bytes as the bf16 ring's one tile in flight and one read) fit beside them, a ninth does
 // not (gpu/hopper/attention.hip's static_assert).
 inline constexpr int kFp8PartRows = 16;
