@@ -43,6 +43,10 @@ constexpr Tunables kHopper{0, 0, true, hopper::kTileKeys};
 constexpr std::string_view kWhyHopper =
     "a producer warp (bulk tensor copies) and two consumer warpgroups, 64-key tiles, 2 stages (gpu/hopper/config.h); splits: "
     "the mma family's wave model with this tile";
+constexpr Tunables kHopperPersistent{0, 0, false, hopper::kTileKeys};
+constexpr std::string_view kWhyHopperPersistent =
+    "the split-k hopper kernel's tiles and roles; one block per SM taking items of a chunked plan in turn, "
+    "chunk per batch: gpu/fast/split_rule.h with gpu/hopper/config.h's items per SM";
 constexpr std::string_view kWhyHopperFp8 =
     "a producer warp (bulk copies of raw rows into a ring of 8 parts of 16 keys), two consumer warpgroups, "
     "64-key tiles decoded to bf16 by their owner (gpu/hopper/config.h); splits: the mma family's wave "
@@ -79,6 +83,8 @@ constexpr Row kTable[] = {
     {"a4w4", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
     {"a16w16", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopper},
     {"a16w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperFp8},
+    {"a16w16", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
+    {"a16w8", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
 };
 
 std::vector<Strategy> build_table() {

@@ -1,5 +1,6 @@
-// The Hopper attention kernel (issue 10): one block per (request, split) work item, all 16 heads,
-// warp-specialized. A producer warp streams the split's keys in tiles of kTileKeys cache rows
+// The Hopper attention kernel (issue 10): all 16 heads of one (request, split) work item at a time,
+// warp-specialized; split-K runs a block per item, the persistent schedule a block per SM that takes
+// items from the chunked plan's work list until none is left (ItemSource). A producer warp streams the split's keys in tiles of kTileKeys cache rows
 // through a kStages ring with the bulk tensor copy engine (TMA, gpu/sm90/tma.h): each stage has a
 // "full" mbarrier per box of 64 dims (the copy engine counts the box's bytes off it, and Q·Kᵀ
 // starts on the first boxes while the others land) and an "empty" one (each consumer warp arrives
@@ -54,8 +55,7 @@
 // tile is 72 KB, and the two it would need beside the fp8 ring and Q do not fit in 227 KB; decoding
 // in the owner costs it about 600 instructions per tile, work its warps have time for (the tile's
 // other warpgroup runs its own softmax meanwhile), and K never touches shared memory as bf16.
-// Not yet: MXFP4 caches, heads x q_len packed into N (tokens run one after another), the
-// persistent schedule.
+// Not yet: MXFP4 caches, heads x q_len packed into N (tokens run one after another).
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -66,6 +66,7 @@
 #include "gpu/common/device_math.h"
 #include "gpu/common/operand_decode.h"
 #include "gpu/common/operands.h"
+#include "gpu/common/owner.h"
 #include "gpu/common/rounding.h"
 #include "gpu/hopper/config.h"
 #include "gpu/hopper/instances.h"
@@ -101,7 +102,9 @@ template <problem::KvFormat Kv>
 constexpr int kThreads = kConsumerThreads + (Kv == problem::KvFormat::fp8 ? sm90::kWarpgroupThreads : kWarpSize);
 // setmaxnreg (fp8): the producer warpgroup keeps kProducerRegisters, each consumer thread gets
 // kConsumerRegisters; at launch every thread has 168 (65536 / 384 rounded down to 8), and
-// 2 x 128 x (232 - 168) = 128 x (168 - 40).
+// 2 x 128 x (232 - 168) = 128 x (168 - 40). ptxas keeps the producer's code within its 40: with
+// the work-item cursor (TokenCursor) it spills about 180 bytes there (ptxas -v; 8 before the
+// cursor), in a warp that mostly waits on the ring; the consumers' code does not spill.
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
 static_assert(kWarpgroups * sm90::kWarpgroupThreads * kConsumerRegisters +
@@ -141,14 +144,20 @@ static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies mo
 //   pub    per warpgroup: its latest tile's α, Σp and new running max of each head, [3][16] floats
 //   red    per warpgroup: per-warp partial maxima and sums of each head, [kWarps][16] floats each
 //   stats  l and m of each head at the end of a split
-//   bars   the full barriers (bf16: per stage and box; fp8: per part), then the empty ones
+//   bars   the full barriers (bf16: per stage and box; fp8: per part), then the empty ones, then
+//          the work-item queue's full and empty ones (kItemSlots each)
+//   items  the work-item queue's slots (the persistent schedule: ItemSource)
 constexpr int kPBytes = kNumHeads * kTileKeys * 2;
 constexpr int kPubBytes = 3 * kNumHeads * 4;
 constexpr int kRedBytes = 2 * kWarps * kNumHeads * 4;
 constexpr int kAlignSlack = KvTile::kAtomBytes;  // dynamic shared memory is only 16-byte aligned
 
+// The persistent schedule's queue of work items from the producer warp to the consumers: two slots,
+// so that the producer can take the next item while the consumers still read the last.
+constexpr int kItemSlots = 2;
+
 struct SharedPlan {
-  int stage = 0, value = 0, q = 0, p = 0, pub = 0, red = 0, stats = 0, bars = 0;
+  int stage = 0, value = 0, q = 0, p = 0, pub = 0, red = 0, stats = 0, bars = 0, items = 0;
   int full_barriers = 0, empty_barriers = 0, bytes = 0;
 };
 constexpr SharedPlan shared_plan(bool fp8) {
@@ -170,7 +179,8 @@ constexpr SharedPlan shared_plan(bool fp8) {
   s.red = s.pub + kWarpgroups * kPubBytes;
   s.stats = s.red + kWarpgroups * kRedBytes;
   s.bars = s.stats + 2 * kNumHeads * 4;
-  s.bytes = s.bars + (s.full_barriers + s.empty_barriers) * 8 + kAlignSlack;
+  s.items = s.bars + (s.full_barriers + s.empty_barriers + 2 * kItemSlots) * 8;
+  s.bytes = s.items + kItemSlots * 4 + kAlignSlack;
   return s;
 }
 template <problem::KvFormat Kv>
@@ -245,22 +255,39 @@ struct TokenKeys {
   }
 };
 
+// A work item: one split of one request. A uniform plan has num_splits per request, a block each
+// (item = block index); a chunked plan (the persistent schedule) has S_b = item_start[b + 1] -
+// item_start[b] for request b, taken one after another by persistent blocks (ItemSource). Either
+// way the split's keys are the emulation's (problem/split_plan.h): ranges of ceil(L / S) keys.
+// Rows, lengths and key positions fit 32 bits (the launcher requires fewer than 2^31 cache rows),
+// which keeps the fp8 consumers' registers free for Oᵀ.
 struct WorkItem {
-  int64_t b = 0, row0 = 0, len = 0, q_len = 0, first = 0, end_of_split = 0;
+  int32_t b = 0, row0 = 0, len = 0, q_len = 0, first = 0, end_of_split = 0;
+  int64_t part_base = 0;  // the partial row of (token i, split): part_base + i·splits + split
   int split = 0, splits = 1;
   bool single_pass = true;
 
-  __device__ explicit WorkItem(const AttentionArgs& a) {
-    single_pass = a.num_splits == 0;
-    splits = a.num_splits > 0 ? a.num_splits : 1;
-    b = blockIdx.x / splits;
-    split = static_cast<int>(blockIdx.x % splits);
+  WorkItem() = default;
+  __device__ WorkItem(const AttentionArgs& a, int64_t item, bool chunked) {
+    if (chunked) {
+      single_pass = false;
+      b = common::owner_of(a.item_start, a.num_requests, item);
+      splits = a.item_start[b + 1] - a.item_start[b];
+      split = static_cast<int>(item - a.item_start[b]);
+      part_base = a.part_start[b];
+    } else {
+      single_pass = a.num_splits == 0;
+      splits = a.num_splits > 0 ? a.num_splits : 1;
+      b = static_cast<int32_t>(item / splits);
+      split = static_cast<int>(item % splits);
+      part_base = a.qo_indptr[b] * static_cast<int64_t>(splits);
+    }
     row0 = a.kv_indptr[b];
     len = a.kv_indptr[b + 1] - row0;
     q_len = a.qo_indptr[b + 1] - a.qo_indptr[b];
-    const int64_t per_split = single_pass ? len : (len + splits - 1) / splits;
-    first = split * per_split < len ? split * per_split : len;
-    end_of_split = first + per_split < len ? first + per_split : len;
+    const int64_t per_split = single_pass ? len : (int64_t{len} + splits - 1) / splits;
+    first = static_cast<int32_t>(split * per_split < len ? split * per_split : len);
+    end_of_split = static_cast<int32_t>(first + per_split < len ? first + per_split : len);
   }
   // Token i of the request sees keys 0 .. len - q_len + i (causal rule, problem/batch.h).
   __device__ TokenKeys token(int64_t i) const {
@@ -275,11 +302,94 @@ struct WorkItem {
   }
 };
 
-// The producer warp: every tile of every token of the work item, each into the next stage once its
+// The block's work items, in order. A uniform plan: the block's own item, then none. A chunked plan
+// (the persistent schedule, one block per SM): the producer warp takes each next item from
+// item_counter (dynamic, so items of unequal length balance across the SMs; work_list.hip resets
+// the counter for each call) and hands it to the consumers through the queue's slot j %
+// kItemSlots: its full barrier (the producer's one arrival) and its empty one (an arrival per
+// consumer warp, once the warp has read the slot). The producer thus takes item j + 1, and
+// streams its tiles, while the consumers still finish item j. The item past the last (>= count)
+// is handed on too: it ends both loops.
+// One pointer only (the queue's full barriers; then its empty ones, then the slots): the fp8
+// consumers hold it beside Oᵀ of 512 dims, at the register limit. Chunked is a compile-time switch
+// for the same reason: the split-K instances keep their registers (ptxas spilled 178 bytes of the
+// fp8 consumers with the switch at run time, 8 without).
+template <bool Chunked>
+struct ItemSource {
+  Barrier* full = nullptr;
+
+  __device__ Barrier* empty() const { return full + kItemSlots; }
+  __device__ int32_t* slots() const { return reinterpret_cast<int32_t*>(full + 2 * kItemSlots); }
+  __device__ static int64_t count(const AttentionArgs& a) {
+    return Chunked ? a.item_start[a.num_requests] : gridDim.x;
+  }
+  // The j-th item, by the producer warp (all its lanes) or by a consumer warp (all its lanes).
+  template <bool Producer>
+  __device__ int64_t take(const AttentionArgs& a, int j) const {
+    if constexpr (!Chunked) return j == 0 ? static_cast<int64_t>(blockIdx.x) : count(a);
+    const int slot = j % kItemSlots;
+    const auto phase = static_cast<uint32_t>((j / kItemSlots) & 1);
+    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+    int32_t item = 0;
+    if constexpr (Producer) {
+      mma::bulk_barrier_wait(&empty()[slot], phase ^ 1);  // a fresh barrier's "previous" phase is done
+      if (lane == 0) {
+        item = atomicAdd(a.item_counter, 1);
+        slots()[slot] = item;
+        mma::bulk_barrier_arrive(&full[slot]);  // release: the slot's write before the arrival
+      }
+      item = __shfl_sync(0xFFFFFFFFu, item, 0);
+    } else {
+      mma::bulk_barrier_wait(&full[slot], phase);
+      item = slots()[slot];
+      __syncwarp();  // every lane's read before the warp's release
+      if (lane == 0) mma::bulk_barrier_arrive(&empty()[slot]);
+      __syncwarp();
+    }
+    return item;
+  }
+};
+
+// The query tokens of the block's work items, in order: (item, token) pairs. The producer and the
+// consumers walk the same sequence (the ring's phases depend on it).
+template <bool Producer, bool Chunked>
+struct TokenCursor {
+  ItemSource<Chunked> source;
+  int taken = 0;
+  WorkItem w;
+  int i = 0;  // the token of w
+  bool more = false;
+
+  __device__ TokenCursor(const AttentionArgs& a, const ItemSource<Chunked>& s) : source(s) { next_item(a); }
+  __device__ void advance(const AttentionArgs& a) {
+    if (++i < w.q_len) return;
+    next_item(a);
+  }
+
+ private:
+  __device__ void next_item(const AttentionArgs& a) {
+    for (;;) {
+      const int64_t item = source.template take<Producer>(a, taken++);
+      if (item >= ItemSource<Chunked>::count(a)) {
+        more = false;
+        return;
+      }
+      w = WorkItem(a, item, Chunked);
+      i = 0;
+      if (w.q_len > 0) {
+        more = true;
+        return;
+      }
+    }
+  }
+};
+
+// The producer warp: every tile of every token of the block's work items, each into the next stage once its
 // readers have released it. A contiguous cache: one box of kTileKeys rows per 64 dims (rows past
 // the cache's end land as zeros, and every box counts its whole bytes); a paged cache: one row per
 // box, the tile's n rows only.
-__device__ void produce(const AttentionArgs& a, const WorkItem& w, const CUtensorMap* map,
+template <bool Chunked>
+__device__ void produce(const AttentionArgs& a, const ItemSource<Chunked>& items, const CUtensorMap* map,
                         unsigned char* stages, Barrier* full, Barrier* empty) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   if (lane == 0) sm90::tma_prefetch_map(map);
@@ -288,8 +398,9 @@ __device__ void produce(const AttentionArgs& a, const WorkItem& w, const CUtenso
   // stay).
   const uint64_t policy = sm90::l2_evict_first_policy();
   int iter = 0;
-  for (int64_t i = 0; i < w.q_len; ++i) {
-    const TokenKeys k = w.token(i);
+  for (TokenCursor<true, Chunked> c(a, items); c.more; c.advance(a)) {
+    const WorkItem& w = c.w;
+    const TokenKeys k = w.token(c.i);
     for (int t = 0; t < k.tiles; ++t, ++iter) {
       const int s = iter % kStages;
       const auto phase = static_cast<uint32_t>((iter / kStages) & 1);
@@ -436,14 +547,16 @@ __device__ __forceinline__ uint32_t ring_phase(int part) {
 // keys are copied (a part past them announces 0 bytes): a contiguous cache one bulk copy per part,
 // a paged one a copy per row, each row looked up in the page table. The rows past the keys keep
 // what the slot held: their scores are masked and their values stored as zeros (qk_fp8).
-__device__ void produce_fp8(const AttentionArgs& a, const WorkItem& w, unsigned char* ring,
+template <bool Chunked>
+__device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& items, unsigned char* ring,
                             Barrier* full, Barrier* empty) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const bool paged = a.kv_indices != nullptr;
   const uint64_t policy = sm90::l2_evict_first_policy();  // the cache is read once
   int part = 0;
-  for (int64_t i = 0; i < w.q_len; ++i) {
-    const TokenKeys k = w.token(i);
+  for (TokenCursor<true, Chunked> c(a, items); c.more; c.advance(a)) {
+    const WorkItem& w = c.w;
+    const TokenKeys k = w.token(c.i);
     for (int t = 0; t < k.tiles; ++t) {
       const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
       const int n = k.keys_in(t);
@@ -615,7 +728,8 @@ __device__ __forceinline__ void stage_q_fp8(const AttentionArgs& a, int64_t toke
   }
 }
 
-template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base>
+// Chunked: the persistent schedule's item queue (ItemSource), else a block per item.
+template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base, bool Chunked>
 __global__ void __launch_bounds__(kThreads<Kv>, 1)
     hopper_attention_kernel(AttentionArgs a, const __grid_constant__ CUtensorMap kv_map) {
   static_assert((Kv == problem::KvFormat::bf16 || Kv == problem::KvFormat::fp8) &&
@@ -632,21 +746,26 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   const int lane = tid % kWarpSize;
   auto* full = reinterpret_cast<Barrier*>(smem + plan.bars);
   Barrier* empty = full + plan.full_barriers;
-  const WorkItem w(a);
+  ItemSource<Chunked> items;
+  items.full = empty + plan.empty_barriers;
 
   if (tid == 0) {
     for (int s = 0; s < plan.full_barriers; ++s) mma::bulk_barrier_init(&full[s], 1);
     // bf16: one arrival per consumer warp (both products read a stage); fp8: the one owner warp
     // that reads a part.
     for (int s = 0; s < plan.empty_barriers; ++s) mma::bulk_barrier_init(&empty[s], kFp8 ? 1 : kConsumerWarps);
+    for (int s = 0; s < kItemSlots; ++s) {
+      mma::bulk_barrier_init(&items.full[s], 1);
+      mma::bulk_barrier_init(&items.empty()[s], kConsumerWarps);
+    }
   }
   common::block_sync();  // the only barrier of the whole block: the mbarriers are initialised
   if (tid >= kConsumerThreads) {
     if constexpr (kFp8) {
       asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegisters));
-      if (tid < kConsumerThreads + kWarpSize) produce_fp8(a, w, smem + plan.stage, full, empty);
+      if (tid < kConsumerThreads + kWarpSize) produce_fp8(a, items, smem + plan.stage, full, empty);
     } else {
-      produce(a, w, &kv_map, smem + plan.stage, full, empty);
+      produce(a, items, &kv_map, smem + plan.stage, full, empty);
     }
     return;
   }
@@ -674,14 +793,16 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   // fp8: the scores carry the KV scale, one rounding (gpu/fast/attention.hip's order; Q is bf16,
   // unscaled).
   const float score_scale = kFp8 && a.kv_scaled ? a.score_scale * a.kv_scale : a.score_scale;
-  const int64_t part_base = a.qo_indptr[w.b] * static_cast<int64_t>(w.splits);
   // This thread's four heads (accumulator columns), as head_slot numbers them.
   int my_head[4];
 #pragma unroll
   for (int c = 0; c < 4; ++c) my_head[c] = 8 * (c / 2) + 2 * (lane % 4) + c % 2;
 
   int iter = 0;  // tiles consumed so far: the ring's stage and phase, as the producer counts them
-  for (int64_t i = 0; i < w.q_len; ++i) {
+  for (TokenCursor<false, Chunked> c(a, items); c.more; c.advance(a)) {
+    const WorkItem& w = c.w;
+    const int64_t i = c.i;
+    const int64_t part_base = w.part_base;
     const int64_t token = a.qo_indptr[w.b] + i;
     const TokenKeys keys = w.token(i);
 
@@ -925,11 +1046,11 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   }
 }
 
-template <std::size_t I>
-void launch_instance(const AttentionArgs& args, const CUtensorMap& map, int64_t blocks,
-                     hipStream_t stream) {
+template <std::size_t I, bool Chunked>
+void launch_kernel(const AttentionArgs& args, const CUtensorMap& map, int64_t blocks,
+                   hipStream_t stream) {
   constexpr common::Instance in = kInstances[I];
-  constexpr auto kernel = hopper_attention_kernel<in.kv, in.p, in.base>;
+  constexpr auto kernel = hopper_attention_kernel<in.kv, in.p, in.base, Chunked>;
   constexpr int kSharedBytes = kPlan<in.kv>.bytes;
   // Above 48 KB a kernel must opt in; once per instance (a runtime call, legal during capture).
   static const bool opted_in = [] {
@@ -939,6 +1060,13 @@ void launch_instance(const AttentionArgs& args, const CUtensorMap& map, int64_t 
   }();
   static_cast<void>(opted_in);
   kernel<<<static_cast<unsigned>(blocks), kThreads<in.kv>, kSharedBytes, stream>>>(args, map);
+}
+
+template <std::size_t I>
+void launch_instance(const AttentionArgs& args, const CUtensorMap& map, int64_t blocks,
+                     hipStream_t stream) {
+  if (args.item_start != nullptr) launch_kernel<I, true>(args, map, blocks, stream);
+  else launch_kernel<I, false>(args, map, blocks, stream);
 }
 
 template <std::size_t... I>

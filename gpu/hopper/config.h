@@ -33,5 +33,9 @@ inline constexpr int kFp8RingParts = 8;
 // mma family measured it (data/tunables/fast.def kBlockOverheadTiles; not re-measured here).
 inline constexpr int kBlockOverheadTiles = 2;
 inline constexpr int kMaxSplits = problem::kMaxPlanSplits;
+// The persistent schedule's work items per SM for a uniform batch (gpu/fast/split_rule.h
+// persistent_chunk_keys): the mma family's measured choice (data/tunables/fast.def
+// kPersistentItemsPerSm, device run 18: 2 beat 4 on all three ragged cases); not re-measured here.
+inline constexpr int kPersistentItemsPerSm = 2;
 
 }  // namespace mlacheck::gpu::hopper

@@ -33,20 +33,31 @@ std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
   if (r.q != problem::QFormat::bf16) return "the hopper kernel reads a bf16 Q (no Q quantization yet)";
   if (r.softmax_tile != kTileKeys)
     return "the hopper kernel's softmax step is its tile of " + to_string(kTileKeys) + " keys";
-  if (s.schedule != Schedule::split_k) return "the hopper kernel runs split-K only (so far)";
+  if (s.schedule == Schedule::single_pass)
+    return "the hopper kernels run split-K or persistent (one split is a single pass)";
   if (const auto cc = device_compute_capability(); cc && *cc != 90)
     return "the hopper kernels are sm_90a code; this GPU is compute capability " +
            to_string(*cc / 10) + "." + to_string(*cc % 10);
   return std::nullopt;
 }
 
-// The mma family's wave model (gpu/fast/split_rule.h) with this family's tile.
+// The mma family's wave model and persistent chunk (gpu/fast/split_rule.h) with this family's tile.
 problem::SplitPlan split_plan(const Strategy& s, const BatchShape& shape, int multiprocessors) {
-  if (s.schedule != Schedule::split_k) return {};
-  const fast::SplitRule rule{multiprocessors, kTileKeys, kBlockOverheadTiles, kMaxSplits, 0};
-  return problem::SplitPlan::uniform(
-      s.tunables.split_rule ? fast::split_count(rule, shape.num_requests, shape.max_kv_len)
-                            : s.tunables.splits);
+  const fast::SplitRule rule{multiprocessors, kTileKeys, kBlockOverheadTiles, kMaxSplits,
+                             kPersistentItemsPerSm};
+  switch (s.schedule) {
+    case Schedule::single_pass:
+      return {};
+    case Schedule::split_k:
+      return problem::SplitPlan::uniform(
+          s.tunables.split_rule ? fast::split_count(rule, shape.num_requests, shape.max_kv_len)
+                                : s.tunables.splits);
+    case Schedule::persistent:
+      return problem::SplitPlan::chunked(s.tunables.chunk_keys > 0
+                                             ? s.tunables.chunk_keys
+                                             : fast::persistent_chunk_keys(rule, shape.total_kv));
+  }
+  return {};
 }
 
 }  // namespace

@@ -29,10 +29,12 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   require(r.softmax_tile == kTileKeys, "the kernel's softmax step is its tile of " +
                                            std::to_string(kTileKeys) + " keys");
   require(r.q == problem::QFormat::bf16, "the kernel reads a bf16 Q");
-  require(s.schedule == Schedule::split_k, "the kernel runs split-K (one split is a single pass)");
+  require(s.schedule != Schedule::single_pass,
+          "the kernel runs split-K or persistent (one split is a single pass)");
   const auto instance = find_instance(r);
   require(instance.has_value(), "no kernel instance for recipe " + std::string(r.name));
   require(p.multiprocessors >= 1, "multiprocessors (the device's SM count) must be set");
+  require(p.max_kv_len >= 0 && p.total_kv >= 0, "max_kv_len or total_kv < 0");
   // 16-byte copies of Q; the bulk tensor copies' map of a bf16 cache and the bulk copies of an fp8
   // one (16-byte aligned base; row coordinates of 32 bits).
   require(aligned16(p.q) && aligned16(r.kv == problem::KvFormat::fp8 ? static_cast<const void*>(p.kv_fp8)
@@ -42,7 +44,9 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   require(p.cache_rows < (int64_t{1} << 31), "the cache must have fewer than 2^31 rows");
   const problem::SplitPlan plan =
       family().split_plan(s, {p.num_requests, p.max_kv_len, p.total_kv}, p.multiprocessors);
-  common::queue_decode(r, *instance, plan, 0, p, stream, &launch_attention);
+  // Persistent: one block per SM (the shared-memory plan allows one), each taking items in turn.
+  common::queue_decode(r, *instance, plan, plan.chunk_keys > 0 ? p.multiprocessors : 0, p, stream,
+                       &launch_attention);
 }
 
 }  // namespace mlacheck::gpu::hopper
