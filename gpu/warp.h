@@ -30,4 +30,30 @@ __device__ __forceinline__ T group_sum(T value) {
   return value;
 }
 
+// value of lane (lane - delta) within the group of Width lanes that holds this lane; lanes below
+// delta get their own value.
+template <int Width, typename T>
+__device__ __forceinline__ T shfl_up(T value, int delta) {
+  static_assert(divides_warp(Width), "shuffle width must divide the warp");
+#if defined(MLACHECK_GPU_PLATFORM_AMD)
+  return __shfl_up(value, static_cast<unsigned>(delta), Width);
+#else
+  return __shfl_up_sync(0xFFFFFFFFu, value, static_cast<unsigned>(delta), Width);
+#endif
+}
+
+// Inclusive prefix sum over each group of Width consecutive lanes, in lane order (Hillis-Steele:
+// log2(Width) shuffles). Blocks of whole warps: the lane is threadIdx.x % Width.
+template <int Width, typename T>
+__device__ __forceinline__ T group_inclusive_sum(T value) {
+  static_assert(divides_warp(Width), "group width must divide the warp");
+  const int lane = static_cast<int>(threadIdx.x) % Width;
+#pragma unroll
+  for (int delta = 1; delta < Width; delta *= 2) {
+    const T below = shfl_up<Width>(value, delta);
+    if (lane >= delta) value += below;
+  }
+  return value;
+}
+
 }  // namespace mlacheck::gpu

@@ -384,16 +384,44 @@ struct TokenCursor {
   }
 };
 
-// The producer warp: every tile of every token of the block's work items, each into the next stage once its
-// readers have released it. A contiguous cache: one box of kTileKeys rows per 64 dims (rows past
-// the cache's end land as zeros, and every box counts its whole bytes); a paged cache: one row per
-// box, the tile's n rows only.
+// Run j of the key positions first .. first + count - 1 that lie in one page of a paged cache: run 0
+// from `first`, run j > 0 from the j-th page boundary after it, each up to the next boundary; an
+// empty run (from == to) past the last. The rows of a run are consecutive cache rows.
+struct PageRun {
+  int64_t from = 0, to = 0;
+};
+__device__ __forceinline__ PageRun page_run(int64_t page, int64_t first, int64_t count, int j) {
+  const int64_t end = first + count;
+  PageRun r;
+  r.from = j == 0 ? first : (first / page + j) * page;
+  if (r.from >= end) return PageRun{end, end};
+  const int64_t boundary = (r.from / page + 1) * page;
+  r.to = boundary < end ? boundary : end;
+  return r;
+}
+
+// The bulk tensor copies' maps of a bf16 cache, one per box height 2^k rows, k = 0 .. 6 (a box
+// height is fixed in its map): a contiguous cache reads whole tiles (k = 6), a paged one cuts each
+// run of keys in one page into power-of-two boxes. Rows land where their tile row says, in the
+// swizzled layout (the swizzle follows the shared address, so a box may start at any row).
+// Measured (docs/PERF.md, device run 1 of 2026-12-02 session 5): with a box per row, paged
+// (64) 32 x 4096 ran at 298 µs against 52 for the contiguous cache: 576 copies per tile.
+inline constexpr int kRunMaps = 7;
+static_assert(1 << (kRunMaps - 1) == kTileKeys, "the largest box is a whole tile");
+struct KvMaps {
+  CUtensorMap rows[kRunMaps];
+};
+
+// The producer warp: every tile of every token of the block's work items, each into the next stage
+// once its readers have released it. A contiguous cache: one box of kTileKeys rows per 64 dims
+// (rows past the cache's end land as zeros, and every box counts its whole bytes); a paged cache:
+// the tile's n rows only, each run of them in one page as boxes of 2^k rows.
 template <bool Chunked>
-__device__ void produce(const AttentionArgs& a, const ItemSource<Chunked>& items, const CUtensorMap* map,
+__device__ void produce(const AttentionArgs& a, const ItemSource<Chunked>& items, const KvMaps& maps,
                         unsigned char* stages, Barrier* full, Barrier* empty) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  if (lane == 0) sm90::tma_prefetch_map(map);
   const bool paged = a.kv_indices != nullptr;
+  if (lane < (paged ? kRunMaps : 1)) sm90::tma_prefetch_map(&maps.rows[paged ? lane : kRunMaps - 1]);
   // The cache is read once: its lines go first from L2 (the split partials and the merge's reads
   // stay).
   const uint64_t policy = sm90::l2_evict_first_policy();
@@ -404,31 +432,44 @@ __device__ void produce(const AttentionArgs& a, const ItemSource<Chunked>& items
     for (int t = 0; t < k.tiles; ++t, ++iter) {
       const int s = iter % kStages;
       const auto phase = static_cast<uint32_t>((iter / kStages) & 1);
+      const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
+      const int n = k.keys_in(t);
+      // Paged: this lane's first run and its row, looked up before the wait for the stage, so that
+      // the page table's latency passes during the wait.
+      const PageRun first_run = paged ? page_run(a.page_size, t0, n, lane) : PageRun{};
+      const int64_t first_row = first_run.from != first_run.to ? common::kv_row(a, w.b, first_run.from) : 0;
       mma::bulk_barrier_wait(&empty[s], phase ^ 1);  // a fresh barrier's "previous" phase is done
       unsigned char* dst = stages + s * KvTile::kBytes;
       Barrier* bars = full + s * KvTile::kBoxes;
-      auto load = [&](void* to, int box, int32_t row) {
-        sm90::tma_load_2d(to, map, box * KvTile::kBoxDims, row, &bars[box], policy);
+      // Boxes of 2^k rows from cache row `row` into tile rows from `at` on.
+      auto load = [&](int at, int k, int32_t row) {
+#pragma unroll
+        for (int box = 0; box < KvTile::kBoxes; ++box)
+          sm90::tma_load_2d(dst + box * KvTile::kBoxBytes + at * KvTile::kRowBytes, &maps.rows[k],
+                            box * KvTile::kBoxDims, row, &bars[box], policy);
       };
-      const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
-      const int n = k.keys_in(t);
       // Each box's bytes announced on its barrier before any copy is issued.
       if (lane == 0)
         for (int box = 0; box < KvTile::kBoxes; ++box)
           mma::bulk_barrier_expect(&bars[box], static_cast<uint32_t>((paged ? n : kTileKeys) * KvTile::kRowBytes));
       if (!paged) {
-        if (lane == 0) {
-          const auto row = static_cast<int32_t>(w.row0 + t0);
-#pragma unroll
-          for (int box = 0; box < KvTile::kBoxes; ++box) load(dst + box * KvTile::kBoxBytes, box, row);
-        }
+        if (lane == 0) load(0, kRunMaps - 1, static_cast<int32_t>(w.row0 + t0));
       } else {
+        // Lane j takes the tile's j-th run of keys in one page (the first from t0, the others
+        // from a page boundary): its first row looked up, the run cut into boxes of 2^k rows,
+        // largest first.
         __syncwarp();
-        for (int r = lane; r < n; r += kWarpSize) {
-          const auto row = static_cast<int32_t>(common::kv_row(a, w.b, t0 + r));
-#pragma unroll
-          for (int box = 0; box < KvTile::kBoxes; ++box)
-            load(dst + box * KvTile::kBoxBytes + r * KvTile::kRowBytes, box, row);
+        for (int j = lane;; j += kWarpSize) {
+          const PageRun run = j == lane ? first_run : page_run(a.page_size, t0, n, j);
+          if (run.from == run.to) break;
+          const int64_t from = run.from, to = run.to;
+          const auto row = static_cast<int32_t>(j == lane ? first_row : common::kv_row(a, w.b, from));
+          for (int at = static_cast<int>(from - t0), left = static_cast<int>(to - from); left > 0;) {
+            const int k = 31 - __clz(left);  // left <= kTileKeys = 2^(kRunMaps - 1)
+            load(at, k, row + (at - static_cast<int>(from - t0)));
+            at += 1 << k;
+            left -= 1 << k;
+          }
         }
       }
     }
@@ -545,7 +586,8 @@ __device__ __forceinline__ uint32_t ring_phase(int part) {
 // The producer warp for an fp8 cache: every tile of every token, as kFp8Parts parts of
 // kFp8PartRows rows, each into the next ring slot once its reader has released it. Only the tile's
 // keys are copied (a part past them announces 0 bytes): a contiguous cache one bulk copy per part,
-// a paged one a copy per row, each row looked up in the page table. The rows past the keys keep
+// a paged one a copy per run of the part's rows in one page, its first row looked up in the page
+// table. The rows past the keys keep
 // what the slot held: their scores are masked and their values stored as zeros (qk_fp8).
 template <bool Chunked>
 __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& items, unsigned char* ring,
@@ -562,21 +604,33 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
       const int n = k.keys_in(t);
       for (int q = 0; q < kFp8Parts; ++q, ++part) {
         const int slot = ring_slot(part);
-        mma::bulk_barrier_wait(&empty[slot], ring_phase(part) ^ 1);  // a fresh barrier's "previous" phase is done
         const int left = n - q * kFp8PartRows;
         const int rows = left < 0 ? 0 : left < kFp8PartRows ? left : kFp8PartRows;
-        unsigned char* dst = ring + slot * kFp8PartBytes;
         const int64_t r0 = t0 + q * kFp8PartRows;
+        // Paged: this lane's first run and its row, looked up before the wait for the slot (the
+        // page table's latency passes during the wait).
+        const PageRun first_run = paged ? page_run(a.page_size, r0, rows, lane) : PageRun{};
+        const int64_t first_row = first_run.from != first_run.to ? common::kv_row(a, w.b, first_run.from) : 0;
+        mma::bulk_barrier_wait(&empty[slot], ring_phase(part) ^ 1);  // a fresh barrier's "previous" phase is done
+        unsigned char* dst = ring + slot * kFp8PartBytes;
         if (lane == 0) mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kFp8RowBytes));
         if (!paged) {
           if (lane == 0 && rows > 0)
             sm90::bulk_copy(dst, a.kv_fp8 + (w.row0 + r0) * kFp8RowBytes,
                             static_cast<uint32_t>(rows * kFp8RowBytes), &full[slot], policy);
         } else {
+          // Lane j copies the part's j-th run of rows in one page (the first from r0, the others
+          // from a page boundary) with one bulk copy, not a copy per row. (Device run 2 of
+          // 2026-12-02 session 5: the same time as copies per row, 103 µs at paged (64) 32 x 4096
+          // against 70 for the contiguous cache; the lookups before the wait came after it.)
           __syncwarp();  // the bytes announced before any copy can land
-          for (int r = lane; r < rows; r += kWarpSize)
-            sm90::bulk_copy(dst + r * kFp8RowBytes, a.kv_fp8 + common::kv_row(a, w.b, r0 + r) * kFp8RowBytes,
-                            kFp8RowBytes, &full[slot], policy);
+          for (int j = lane;; j += kWarpSize) {
+            const PageRun run = j == lane ? first_run : page_run(a.page_size, r0, rows, j);
+            if (run.from == run.to) break;
+            const int64_t row = j == lane ? first_row : common::kv_row(a, w.b, run.from);
+            sm90::bulk_copy(dst + (run.from - r0) * kFp8RowBytes, a.kv_fp8 + row * kFp8RowBytes,
+                            static_cast<uint32_t>((run.to - run.from) * kFp8RowBytes), &full[slot], policy);
+          }
         }
       }
     }
@@ -731,7 +785,7 @@ __device__ __forceinline__ void stage_q_fp8(const AttentionArgs& a, int64_t toke
 // Chunked: the persistent schedule's item queue (ItemSource), else a block per item.
 template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base, bool Chunked>
 __global__ void __launch_bounds__(kThreads<Kv>, 1)
-    hopper_attention_kernel(AttentionArgs a, const __grid_constant__ CUtensorMap kv_map) {
+    hopper_attention_kernel(AttentionArgs a, const __grid_constant__ KvMaps kv_maps) {
   static_assert((Kv == problem::KvFormat::bf16 || Kv == problem::KvFormat::fp8) &&
                     P == problem::PFormat::bf16 && Base == problem::SoftmaxBase::e,
                 "bf16 or fp8 KV with bf16 P, base e (instances.h)");
@@ -765,7 +819,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegisters));
       if (tid < kConsumerThreads + kWarpSize) produce_fp8(a, items, smem + plan.stage, full, empty);
     } else {
-      produce(a, items, &kv_map, smem + plan.stage, full, empty);
+      produce(a, items, kv_maps, smem + plan.stage, full, empty);
     }
     return;
   }
@@ -1047,7 +1101,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
 }
 
 template <std::size_t I, bool Chunked>
-void launch_kernel(const AttentionArgs& args, const CUtensorMap& map, int64_t blocks,
+void launch_kernel(const AttentionArgs& args, const KvMaps& maps, int64_t blocks,
                    hipStream_t stream) {
   constexpr common::Instance in = kInstances[I];
   constexpr auto kernel = hopper_attention_kernel<in.kv, in.p, in.base, Chunked>;
@@ -1059,20 +1113,20 @@ void launch_kernel(const AttentionArgs& args, const CUtensorMap& map, int64_t bl
     return true;
   }();
   static_cast<void>(opted_in);
-  kernel<<<static_cast<unsigned>(blocks), kThreads<in.kv>, kSharedBytes, stream>>>(args, map);
+  kernel<<<static_cast<unsigned>(blocks), kThreads<in.kv>, kSharedBytes, stream>>>(args, maps);
 }
 
 template <std::size_t I>
-void launch_instance(const AttentionArgs& args, const CUtensorMap& map, int64_t blocks,
+void launch_instance(const AttentionArgs& args, const KvMaps& maps, int64_t blocks,
                      hipStream_t stream) {
-  if (args.item_start != nullptr) launch_kernel<I, true>(args, map, blocks, stream);
-  else launch_kernel<I, false>(args, map, blocks, stream);
+  if (args.item_start != nullptr) launch_kernel<I, true>(args, maps, blocks, stream);
+  else launch_kernel<I, false>(args, maps, blocks, stream);
 }
 
 template <std::size_t... I>
-void dispatch(std::size_t instance, const AttentionArgs& args, const CUtensorMap& map, int64_t blocks,
+void dispatch(std::size_t instance, const AttentionArgs& args, const KvMaps& maps, int64_t blocks,
               hipStream_t stream, std::index_sequence<I...>) {
-  ((instance == I ? launch_instance<I>(args, map, blocks, stream) : void()), ...);
+  ((instance == I ? launch_instance<I>(args, maps, blocks, stream) : void()), ...);
 }
 
 }  // namespace
@@ -1080,14 +1134,14 @@ void dispatch(std::size_t instance, const AttentionArgs& args, const CUtensorMap
 void launch_attention(std::size_t instance, const AttentionArgs& args, int64_t blocks,
                       StreamHandle stream) {
   if (blocks == 0) return;
-  // The cache's tensor map (a host call, legal during graph capture; the kernel parameter holds it
-  // by value): a contiguous cache is copied a tile per box, a paged one a row per box. A batch with
-  // no cache rows has no key to copy, and its map is never read.
-  CUtensorMap map{};
+  // The cache's tensor maps (host calls, legal during graph capture; the kernel parameter holds
+  // them by value): a contiguous cache is copied a tile per box, a paged one in boxes of 2^k rows
+  // (KvMaps). A batch with no cache rows has no key to copy, and its maps are never read.
+  KvMaps maps{};
   if (kInstances[instance].kv == problem::KvFormat::bf16 && args.cache_rows > 0)
-    map = sm90::bf16_row_tensor_map(args.kv_bf16, args.cache_rows, kQkDim,
-                                    args.kv_indices == nullptr ? kTileKeys : 1);
-  dispatch(instance, args, map, blocks, static_cast<hipStream_t>(stream),
+    for (int k = args.kv_indices == nullptr ? kRunMaps - 1 : 0; k < kRunMaps; ++k)
+      maps.rows[k] = sm90::bf16_row_tensor_map(args.kv_bf16, args.cache_rows, kQkDim, 1 << k);
+  dispatch(instance, args, maps, blocks, static_cast<hipStream_t>(stream),
            std::make_index_sequence<kInstances.size()>());
   MLACHECK_GPU_CHECK(hipGetLastError());
 }
