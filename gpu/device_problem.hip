@@ -209,7 +209,8 @@ DecodeParams DeviceProblem::params(const Strategy& s, const problem::KvCache& ho
 
 RunResult DeviceProblem::run(const Strategy& s, const problem::KvCache& host, KeepWorkspace keep) {
   Impl& m = *impl_;
-  const DecodeParams p = params(s, host);
+  DecodeParams p = params(s, host);
+  p.keep_partials = keep == KeepWorkspace::yes;  // drift reads the split partials back
   m.out.fill_bytes(kPoisonByte);
   m.lse.fill_bytes(kPoisonByte);
   m.workspace.fill_bytes(kPoisonByte);

@@ -58,6 +58,10 @@ struct DecodeParams {
   // on entry do not matter.
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
+  // Split-K partials left in the workspace for the caller to read back (`mlacheck drift`): a
+  // kernel that can merge its splits itself (the hopper family's clusters) leaves that to the merge
+  // kernel instead. The outputs are the same bits either way.
+  bool keep_partials = false;
 };
 
 }  // namespace mlacheck::gpu

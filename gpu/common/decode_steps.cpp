@@ -152,13 +152,13 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     a.item_counter = pa.item_counter;
   }
   stamp_mutant(a);
-  attention(instance, a,
-            plan.chunk_keys > 0
-                ? persistent_blocks
-                : static_cast<int64_t>(p.num_requests) * (splits > 0 ? splits : 1),
-            stream);
+  const bool merged = attention(instance, a,
+                                plan.chunk_keys > 0
+                                    ? persistent_blocks
+                                    : static_cast<int64_t>(p.num_requests) * (splits > 0 ? splits : 1),
+                                stream);
 
-  if (plan.split_k()) {
+  if (plan.split_k() && !merged) {
     MergeArgs m;
     m.num_splits = splits;
     m.num_requests = p.num_requests;

@@ -15,8 +15,9 @@ namespace mlacheck::gpu::common {
 // the caller fills in the sizes and pointers.
 QuantArgs quant_args_for(const problem::Recipe& r);
 
-// Queues a family's attention kernel: `instance` indexes the family's own instance list.
-using AttentionLauncher = void (*)(std::size_t instance, const AttentionArgs& args, int64_t blocks,
+// Queues a family's attention kernel: `instance` indexes the family's own instance list. Returns
+// true when the kernel merged the splits itself (wrote out and lse): no merge is queued then.
+using AttentionLauncher = bool (*)(std::size_t instance, const AttentionArgs& args, int64_t blocks,
                                    StreamHandle stream);
 
 // Checks the params against the recipe (on the host, without touching device memory), carves the

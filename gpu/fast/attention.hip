@@ -545,12 +545,13 @@ void dispatch(std::size_t instance, const AttentionArgs& args, int64_t blocks, h
 
 }  // namespace
 
-void launch_attention(std::size_t instance, const AttentionArgs& args, int64_t blocks,
+bool launch_attention(std::size_t instance, const AttentionArgs& args, int64_t blocks,
                       StreamHandle stream) {
-  if (blocks == 0) return;
+  if (blocks == 0) return false;
   dispatch(instance, args, blocks, static_cast<hipStream_t>(stream),
            std::make_index_sequence<kInstances.size()>());
   MLACHECK_GPU_CHECK(hipGetLastError());
+  return false;
 }
 
 }  // namespace mlacheck::gpu::fast

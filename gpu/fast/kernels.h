@@ -11,7 +11,8 @@ namespace mlacheck::gpu::fast {
 
 // The kernel of fast::kInstances[instance] (gpu/fast/instances.h) over `blocks` = B x max(1, S)
 // blocks; args.softmax_tile must be kTileKeys.
-void launch_attention(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
+// Returns false: split-K partials are left for the merge kernel (common::AttentionLauncher).
+bool launch_attention(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
                       StreamHandle stream);
 
 }  // namespace mlacheck::gpu::fast

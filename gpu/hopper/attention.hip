@@ -55,9 +55,15 @@
 // tile is 72 KB, and the two it would need beside the fp8 ring and Q do not fit in 227 KB; decoding
 // in the owner costs it about 600 instructions per tile, work its warps have time for (the tile's
 // other warpgroup runs its own softmax meanwhile), and K never touches shared memory as bf16.
+// Split-K with 2 to 8 splits, bf16 (Fused): the blocks of one request's splits form a thread-block
+// cluster, each leaves its partial of a token in its own shared memory, and they merge the token's
+// output there (gpu/sm90/cluster_merge.h, the merge kernel's float operations) instead of writing
+// partials for a second kernel. The hand-offs are mbarriers armed by each block's thread 0 on every
+// peer (cluster_barrier_arrive): barrier.cluster would need the producer warp, which has left.
 // Not yet: MXFP4 caches, heads x q_len packed into N (tokens run one after another).
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <utility>
 
 #include <cuda.h>
@@ -73,6 +79,8 @@
 #include "gpu/hopper/kernels.h"
 #include "gpu/mma/mma_nvidia.h"
 #include "gpu/platform.h"
+#include "gpu/sm90/cluster.h"
+#include "gpu/sm90/cluster_merge.h"
 #include "gpu/sm90/tensor_map.h"
 #include "gpu/sm90/tma.h"
 #include "gpu/sm90/wgmma.h"
@@ -156,11 +164,17 @@ constexpr int kAlignSlack = KvTile::kAtomBytes;  // dynamic shared memory is onl
 // so that the producer can take the next item while the consumers still read the last.
 constexpr int kItemSlots = 2;
 
+// The merge inside a cluster (Fused, bf16 only: the fp8 plan has no 32 KB to spare): this block's
+// partial of the current token, the merge's scratch, and two mbarriers of the cluster's hand-off
+// ("every partial written", "every peer done reading mine").
+constexpr int kPartialsWritten = 0, kPeersDone = 1, kClusterBarriers = 2;
+
 struct SharedPlan {
   int stage = 0, value = 0, q = 0, p = 0, pub = 0, red = 0, stats = 0, bars = 0, items = 0;
+  int partial = 0, scratch = 0, cluster_bars = 0;  // Fused only
   int full_barriers = 0, empty_barriers = 0, bytes = 0;
 };
-constexpr SharedPlan shared_plan(bool fp8) {
+constexpr SharedPlan shared_plan(bool fp8, bool fused = false) {
   SharedPlan s;
   if (fp8) {
     s.value = 0;
@@ -179,12 +193,15 @@ constexpr SharedPlan shared_plan(bool fp8) {
   s.red = s.pub + kWarpgroups * kPubBytes;
   s.stats = s.red + kWarpgroups * kRedBytes;
   s.bars = s.stats + 2 * kNumHeads * 4;
-  s.items = s.bars + (s.full_barriers + s.empty_barriers + 2 * kItemSlots) * 8;
-  s.bytes = s.items + kItemSlots * 4 + kAlignSlack;
+  s.items = s.bars + (s.full_barriers + s.empty_barriers + 2 * kItemSlots) * 8;  // ItemSource::slots()
+  s.cluster_bars = (s.items + kItemSlots * 4 + 7) / 8 * 8;
+  s.partial = (s.cluster_bars + (fused ? kClusterBarriers * 8 : 0) + 15) / 16 * 16;
+  s.scratch = s.partial + (fused ? static_cast<int>(sizeof(sm90::ClusterPartial)) : 0);
+  s.bytes = s.scratch + (fused ? static_cast<int>(sizeof(sm90::ClusterMergeScratch)) : 0) + kAlignSlack;
   return s;
 }
-template <problem::KvFormat Kv>
-constexpr SharedPlan kPlan = shared_plan(Kv == problem::KvFormat::fp8);
+template <problem::KvFormat Kv, bool Fused>
+constexpr SharedPlan kPlan = shared_plan(Kv == problem::KvFormat::fp8, Fused);
 constexpr bool plan_fits(const SharedPlan& s, bool fp8) {
   return s.bytes <= 232448 &&  // sm_90's 227 KB per block
          s.value % KvTile::kAtomBytes == 0 && s.q % KvTile::kAtomBytes == 0 &&
@@ -192,6 +209,7 @@ constexpr bool plan_fits(const SharedPlan& s, bool fp8) {
 }
 static_assert(plan_fits(shared_plan(false), false), "the bf16 plan exceeds sm_90's 227 KB or misaligns");
 static_assert(plan_fits(shared_plan(true), true), "the fp8 plan exceeds sm_90's 227 KB or misaligns");
+static_assert(plan_fits(shared_plan(false, true), false), "the fused bf16 plan exceeds sm_90's 227 KB");
 static_assert(KvTile::kBytes % KvTile::kAtomBytes == 0 && QTile::kBoxBytes % QTile::kAtomBytes == 0 &&
               kFp8ValueBytes % KvTile::kAtomBytes == 0);
 
@@ -607,10 +625,6 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
         const int left = n - q * kFp8PartRows;
         const int rows = left < 0 ? 0 : left < kFp8PartRows ? left : kFp8PartRows;
         const int64_t r0 = t0 + q * kFp8PartRows;
-        // Paged: this lane's first run and its row, looked up before the wait for the slot (the
-        // page table's latency passes during the wait).
-        const PageRun first_run = paged ? page_run(a.page_size, r0, rows, lane) : PageRun{};
-        const int64_t first_row = first_run.from != first_run.to ? common::kv_row(a, w.b, first_run.from) : 0;
         mma::bulk_barrier_wait(&empty[slot], ring_phase(part) ^ 1);  // a fresh barrier's "previous" phase is done
         unsigned char* dst = ring + slot * kFp8PartBytes;
         if (lane == 0) mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kFp8RowBytes));
@@ -620,14 +634,16 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
                             static_cast<uint32_t>(rows * kFp8RowBytes), &full[slot], policy);
         } else {
           // Lane j copies the part's j-th run of rows in one page (the first from r0, the others
-          // from a page boundary) with one bulk copy, not a copy per row. (Device run 2 of
+          // from a page boundary) with one bulk copy, not a copy per row. (Device runs 2 and 3 of
           // 2026-12-02 session 5: the same time as copies per row, 103 µs at paged (64) 32 x 4096
-          // against 70 for the contiguous cache; the lookups before the wait came after it.)
+          // against 70 for the contiguous cache; looking the first run up before the wait for the
+          // slot, as the bf16 producer does, made it slower: 115 and 358 µs at 128 x 4096 against
+          // 309, in this warp's 40 registers.)
           __syncwarp();  // the bytes announced before any copy can land
           for (int j = lane;; j += kWarpSize) {
-            const PageRun run = j == lane ? first_run : page_run(a.page_size, r0, rows, j);
+            const PageRun run = page_run(a.page_size, r0, rows, j);
             if (run.from == run.to) break;
-            const int64_t row = j == lane ? first_row : common::kv_row(a, w.b, run.from);
+            const int64_t row = common::kv_row(a, w.b, run.from);
             sm90::bulk_copy(dst + (run.from - r0) * kFp8RowBytes, a.kv_fp8 + row * kFp8RowBytes,
                             static_cast<uint32_t>((run.to - run.from) * kFp8RowBytes), &full[slot], policy);
           }
@@ -782,15 +798,18 @@ __device__ __forceinline__ void stage_q_fp8(const AttentionArgs& a, int64_t toke
   }
 }
 
-// Chunked: the persistent schedule's item queue (ItemSource), else a block per item.
-template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base, bool Chunked>
+// Chunked: the persistent schedule's item queue (ItemSource), else a block per item. Fused (split-K,
+// bf16): the a.num_splits blocks of a request form a thread-block cluster and merge their partials
+// in it (gpu/sm90/cluster_merge.h), writing out and lse; no partial leaves the cluster.
+template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base, bool Chunked, bool Fused>
 __global__ void __launch_bounds__(kThreads<Kv>, 1)
     hopper_attention_kernel(AttentionArgs a, const __grid_constant__ KvMaps kv_maps) {
   static_assert((Kv == problem::KvFormat::bf16 || Kv == problem::KvFormat::fp8) &&
                     P == problem::PFormat::bf16 && Base == problem::SoftmaxBase::e,
                 "bf16 or fp8 KV with bf16 P, base e (instances.h)");
+  static_assert(!Fused || (Kv == problem::KvFormat::bf16 && !Chunked), "the merge in a cluster: bf16 split-K");
   constexpr bool kFp8 = Kv == problem::KvFormat::fp8;
-  constexpr SharedPlan plan = kPlan<Kv>;
+  constexpr SharedPlan plan = kPlan<Kv, Fused>;
   extern __shared__ uint4 shared_words[];
   // The swizzled tiles need a 1024-byte-aligned base (kAlignSlack).
   auto* raw = reinterpret_cast<unsigned char*>(shared_words);
@@ -812,8 +831,15 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       mma::bulk_barrier_init(&items.full[s], 1);
       mma::bulk_barrier_init(&items.empty()[s], kConsumerWarps);
     }
+    // Fused: one arrival per block of the cluster on each (thread 0's, after its block's barrier).
+    if constexpr (Fused)
+      for (int s = 0; s < kClusterBarriers; ++s)
+        mma::bulk_barrier_init(reinterpret_cast<Barrier*>(smem + plan.cluster_bars) + s, a.num_splits);
   }
-  common::block_sync();  // the only barrier of the whole block: the mbarriers are initialised
+  // The only barrier of the whole block (Fused: of the cluster, so that no peer arrives on a barrier
+  // before its block initialised it): the mbarriers are initialised.
+  if constexpr (Fused) sm90::cluster_sync();
+  else common::block_sync();
   if (tid >= kConsumerThreads) {
     if constexpr (kFp8) {
       asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegisters));
@@ -853,6 +879,10 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   for (int c = 0; c < 4; ++c) my_head[c] = 8 * (c / 2) + 2 * (lane % 4) + c % 2;
 
   int iter = 0;  // tiles consumed so far: the ring's stage and phase, as the producer counts them
+  int tokens_done = 0;  // Fused: the cluster barriers' phase
+  Barrier* cluster_bars = reinterpret_cast<Barrier*>(smem + plan.cluster_bars);
+  auto* partial = reinterpret_cast<sm90::ClusterPartial*>(smem + plan.partial);
+  auto* scratch = reinterpret_cast<sm90::ClusterMergeScratch*>(smem + plan.scratch);
   for (TokenCursor<false, Chunked> c(a, items); c.more; c.advance(a)) {
     const WorkItem& w = c.w;
     const int64_t i = c.i;
@@ -1053,6 +1083,9 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
     Acc out_o[kVChunks];
 #pragma unroll
     for (int v = 0; v < kVChunks; ++v) out_o[v] = o[v];
+    // Fused: this block's partial of the last token stays until every peer has read it.
+    if constexpr (Fused)
+      if (tokens_done > 0) sm90::cluster_barrier_wait(&cluster_bars[kPeersDone], (tokens_done - 1) & 1);
     if constexpr (kFp8) {
       float* mine = reinterpret_cast<float*>(own_v);
       const float* theirs = reinterpret_cast<const float*>(other_v);
@@ -1083,7 +1116,8 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
           a.out[row * kVDim + d] = quant::f32_to_bf16(out);
         } else {
           const bool bf16_partial = a.partial == problem::PartialFormat::bf16;
-          a.part_o[((part_base + i * w.splits + w.split) * kNumHeads + h) * kVDim + d] =
+          (Fused ? partial->o[h * kVDim + d]
+                 : a.part_o[((part_base + i * w.splits + w.split) * kNumHeads + h) * kVDim + d]) =
               bf16_partial ? common::round_to_bf16(out) : out;
         }
       }
@@ -1093,46 +1127,96 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       if (w.single_pass) {
         if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = common::natural_lse(false, lse);
       } else {
-        a.part_lse[(part_base + i * w.splits + w.split) * kNumHeads + tid] = lse;
+        (Fused ? partial->lse[tid] : a.part_lse[(part_base + i * w.splits + w.split) * kNumHeads + tid]) = lse;
       }
     }
     consumer_sync();  // stats, Q, P and the published statistics are reused by the next token
+    if constexpr (Fused) {
+      // The cluster's merge of the token: every block's partial written (the barrier above, then
+      // thread 0's releasing arrival on each peer), merged by all of them, and each peer told when
+      // this block is done reading its partial.
+      const auto peers = static_cast<uint32_t>(w.splits);
+      if (tid == 0)
+        for (uint32_t r = 0; r < peers; ++r) sm90::cluster_barrier_arrive(&cluster_bars[kPartialsWritten], r);
+      sm90::cluster_barrier_wait(&cluster_bars[kPartialsWritten], tokens_done & 1);
+      sm90::cluster_merge_partials(*partial, *scratch, w.splits, false, a.out + token * kNumHeads * kVDim,
+                                   a.lse != nullptr ? a.lse + token * kNumHeads : nullptr, kConsumerThreads,
+                                   [] { consumer_sync(); });
+      consumer_sync();  // every thread's reads of the peers' partials done
+      if (tid == 0)
+        for (uint32_t r = 0; r < peers; ++r) sm90::cluster_barrier_arrive(&cluster_bars[kPeersDone], r);
+    }
+    ++tokens_done;
   }
+  // Fused: no block leaves while a peer may still read its partial.
+  if constexpr (Fused)
+    if (tokens_done > 0) sm90::cluster_barrier_wait(&cluster_bars[kPeersDone], (tokens_done - 1) & 1);
 }
 
-template <std::size_t I, bool Chunked>
-void launch_kernel(const AttentionArgs& args, const KvMaps& maps, int64_t blocks,
-                   hipStream_t stream) {
-  constexpr common::Instance in = kInstances[I];
-  constexpr auto kernel = hopper_attention_kernel<in.kv, in.p, in.base, Chunked>;
-  constexpr int kSharedBytes = kPlan<in.kv>.bytes;
-  // Above 48 KB a kernel must opt in; once per instance (a runtime call, legal during capture).
+// The launch configuration of a fused kernel: clusters of args.num_splits blocks along x.
+struct ClusterLaunch {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute cluster{};
+  ClusterLaunch(int64_t blocks, int threads, int shared_bytes, int splits, hipStream_t stream) {
+    config.gridDim = dim3(static_cast<unsigned>(blocks));
+    config.blockDim = dim3(static_cast<unsigned>(threads));
+    config.dynamicSmemBytes = static_cast<std::size_t>(shared_bytes);
+    config.stream = stream;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = static_cast<unsigned>(splits);
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+  }
+};
+
+template <std::size_t I, bool Chunked, bool Fused>
+constexpr auto kKernel = hopper_attention_kernel<kInstances[I].kv, kInstances[I].p, kInstances[I].base, Chunked, Fused>;
+
+// Above 48 KB a kernel must opt in; once per kernel (a runtime call, legal during capture).
+template <std::size_t I, bool Chunked, bool Fused>
+void opt_in() {
   static const bool opted_in = [] {
-    MLACHECK_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                           hipFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
+    MLACHECK_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kKernel<I, Chunked, Fused>),
+                                           hipFuncAttributeMaxDynamicSharedMemorySize,
+                                           kPlan<kInstances[I].kv, Fused>.bytes));
     return true;
   }();
   static_cast<void>(opted_in);
-  kernel<<<static_cast<unsigned>(blocks), kThreads<in.kv>, kSharedBytes, stream>>>(args, maps);
+}
+
+template <std::size_t I, bool Chunked, bool Fused>
+void launch_kernel(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, hipStream_t stream) {
+  constexpr common::Instance in = kInstances[I];
+  constexpr int kSharedBytes = kPlan<in.kv, Fused>.bytes;
+  opt_in<I, Chunked, Fused>();
+  if constexpr (Fused) {
+    ClusterLaunch l(blocks, kThreads<in.kv>, kSharedBytes, args.num_splits, stream);
+    MLACHECK_GPU_CHECK(cudaLaunchKernelEx(&l.config, kKernel<I, Chunked, Fused>, args, maps));
+  } else {
+    kKernel<I, Chunked, Fused><<<static_cast<unsigned>(blocks), kThreads<in.kv>, kSharedBytes, stream>>>(args, maps);
+  }
 }
 
 template <std::size_t I>
-void launch_instance(const AttentionArgs& args, const KvMaps& maps, int64_t blocks,
+void launch_instance(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused,
                      hipStream_t stream) {
-  if (args.item_start != nullptr) launch_kernel<I, true>(args, maps, blocks, stream);
-  else launch_kernel<I, false>(args, maps, blocks, stream);
+  if constexpr (kInstances[I].kv == problem::KvFormat::bf16) {
+    if (fused) return launch_kernel<I, false, true>(args, maps, blocks, stream);
+  }
+  if (fused) throw std::logic_error("hopper: the merge in a cluster is compiled for bf16 caches only");
+  if (args.item_start != nullptr) launch_kernel<I, true, false>(args, maps, blocks, stream);
+  else launch_kernel<I, false, false>(args, maps, blocks, stream);
 }
 
 template <std::size_t... I>
-void dispatch(std::size_t instance, const AttentionArgs& args, const KvMaps& maps, int64_t blocks,
+void dispatch(std::size_t instance, const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused,
               hipStream_t stream, std::index_sequence<I...>) {
-  ((instance == I ? launch_instance<I>(args, maps, blocks, stream) : void()), ...);
+  ((instance == I ? launch_instance<I>(args, maps, blocks, fused, stream) : void()), ...);
 }
 
-}  // namespace
-
-void launch_attention(std::size_t instance, const AttentionArgs& args, int64_t blocks,
-                      StreamHandle stream) {
+void launch(std::size_t instance, const AttentionArgs& args, int64_t blocks, bool fused, StreamHandle stream) {
   if (blocks == 0) return;
   // The cache's tensor maps (host calls, legal during graph capture; the kernel parameter holds
   // them by value): a contiguous cache is copied a tile per box, a paged one in boxes of 2^k rows
@@ -1141,9 +1225,43 @@ void launch_attention(std::size_t instance, const AttentionArgs& args, int64_t b
   if (kInstances[instance].kv == problem::KvFormat::bf16 && args.cache_rows > 0)
     for (int k = args.kv_indices == nullptr ? kRunMaps - 1 : 0; k < kRunMaps; ++k)
       maps.rows[k] = sm90::bf16_row_tensor_map(args.kv_bf16, args.cache_rows, kQkDim, 1 << k);
-  dispatch(instance, args, maps, blocks, static_cast<hipStream_t>(stream),
+  dispatch(instance, args, maps, blocks, fused, static_cast<hipStream_t>(stream),
            std::make_index_sequence<kInstances.size()>());
   MLACHECK_GPU_CHECK(hipGetLastError());
+}
+
+}  // namespace
+
+bool launch_attention(std::size_t instance, const AttentionArgs& args, int64_t blocks, StreamHandle stream) {
+  launch(instance, args, blocks, false, stream);
+  return false;
+}
+
+bool launch_attention_fused(std::size_t instance, const AttentionArgs& args, int64_t blocks,
+                            StreamHandle stream) {
+  launch(instance, args, blocks, true, stream);
+  return true;
+}
+
+int cluster_merge_capacity(std::size_t instance, int splits) {
+  if (splits < 2 || splits > sm90::kMaxClusterSplits || instance >= kInstances.size() ||
+      kInstances[instance].kv != problem::KvFormat::bf16)
+    return 0;
+  // Clusters of `splits` blocks of one SM's shared memory each must fit on a GPC; asked of the
+  // runtime once per split count (bf16 is instance 0: static_assert below).
+  static_assert(kInstances[0].kv == problem::KvFormat::bf16);
+  static int capacity[sm90::kMaxClusterSplits + 1] = {};  // 0 unknown, -1 none
+  int& known = capacity[splits];
+  if (known == 0) {
+    opt_in<0, false, true>();
+    ClusterLaunch l(splits, kThreads<problem::KvFormat::bf16>, kPlan<problem::KvFormat::bf16, true>.bytes, splits,
+                    nullptr);
+    int clusters = 0;
+    const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kKernel<0, false, true>, &l.config);
+    known = e == cudaSuccess && clusters > 0 ? clusters : -1;
+    if (e != cudaSuccess) static_cast<void>(cudaGetLastError());  // a refusal is an answer, not an error
+  }
+  return known > 0 ? known : 0;
 }
 
 }  // namespace mlacheck::gpu::hopper

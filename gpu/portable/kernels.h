@@ -10,7 +10,8 @@
 namespace mlacheck::gpu::portable {
 
 // The attention kernel of kInstances[instance] over `blocks` = B x max(1, S) blocks.
-void launch_attention(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
+// Returns false: split-K partials are left for the merge kernel (common::AttentionLauncher).
+bool launch_attention(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
                       StreamHandle stream);
 
 }  // namespace mlacheck::gpu::portable

@@ -35,6 +35,26 @@ __device__ __forceinline__ uint32_t cluster_address(const void* local, uint32_t 
   return remote;
 }
 
+// An arrival on the mbarrier `bar` (given by this block's address of it) as block `rank` holds it,
+// releasing at cluster scope: what this thread wrote, and what a barrier ordered before this,
+// is visible to the threads of that block once their acquiring wait (cluster_barrier_wait) is
+// through. So blocks hand data over without barrier.cluster, which every thread of every block
+// must reach (a warp that left early, like a producer warp, could not).
+__device__ __forceinline__ void cluster_barrier_arrive(const void* bar, uint32_t rank) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_address(bar, rank))
+               : "memory");
+}
+
+// Waits for phase `parity` of this block's mbarrier `bar` to complete, acquiring at cluster scope.
+__device__ __forceinline__ void cluster_barrier_wait(const void* bar, uint32_t parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n wait:\n"
+      " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra wait;\n}\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(bar))),
+      "r"(parity)
+      : "memory");
+}
+
 // 16 bytes (four floats) and one float at a cluster shared address (cluster_address).
 __device__ __forceinline__ float4 load_cluster_f4(uint32_t address) {
   float4 v;

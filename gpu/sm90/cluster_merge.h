@@ -36,19 +36,21 @@ struct ClusterMergeScratch {
   float big[problem::kNumHeads];
 };
 
-// Called by every thread (`threads` of them) of each of the `splits` blocks of the cluster, after
-// each wrote its `mine` (a block of rank s holds split s). out: the token's [16, 512] bf16 rows;
-// lse: its [16] (natural log), or nullptr.
-__device__ inline void cluster_merge(const ClusterPartial& mine, ClusterMergeScratch& scratch,
-                                     int splits, bool base2, uint16_t* out, float* lse,
-                                     int threads) {
+// The merge itself, once every block's partial is written and visible to this block: called by
+// threads 0 .. threads - 1 of each of the `splits` blocks of the cluster (a block of rank s holds
+// split s); `local_sync` is a barrier of exactly those threads of this block. out: the token's
+// [16, 512] bf16 rows; lse: its [16] (natural log), or nullptr. The partials must stay until every
+// block is through (the caller's barrier after it).
+template <class LocalSync>
+__device__ inline void cluster_merge_partials(const ClusterPartial& mine, ClusterMergeScratch& scratch,
+                                              int splits, bool base2, uint16_t* out, float* lse,
+                                              int threads, LocalSync local_sync) {
   using problem::kNumHeads;
   using problem::kVDim;
   namespace merge = common::merge;
   constexpr int kChunksPerHead = kVDim / 4;
   const int tid = static_cast<int>(threadIdx.x);
   const auto rank = static_cast<int>(cluster_rank());
-  cluster_sync();  // every block's partial written
 
   if (tid < kNumHeads) {  // one thread per head: the maximum, the weights and W in split order
     const int h = tid;
@@ -67,7 +69,7 @@ __device__ inline void cluster_merge(const ClusterPartial& mine, ClusterMergeScr
     scratch.big[h] = big;
     if (rank == 0 && lse != nullptr) lse[h] = merge::merged_lse(base2, big, total);
   }
-  common::block_sync();
+  local_sync();
 
   for (int c = rank + splits * tid; c < kNumHeads * kChunksPerHead; c += splits * threads) {
     const int h = c / kChunksPerHead;
@@ -88,6 +90,15 @@ __device__ inline void cluster_merge(const ClusterPartial& mine, ClusterMergeScr
     words[0] = common::pack_bf16(quant::f32_to_bf16(acc[0]), quant::f32_to_bf16(acc[1]));
     words[1] = common::pack_bf16(quant::f32_to_bf16(acc[2]), quant::f32_to_bf16(acc[3]));
   }
+}
+
+// Called by every thread (`threads` of them) of each of the `splits` blocks of the cluster, after
+// each wrote its `mine`: the cluster's barriers around cluster_merge_partials.
+__device__ inline void cluster_merge(const ClusterPartial& mine, ClusterMergeScratch& scratch,
+                                     int splits, bool base2, uint16_t* out, float* lse,
+                                     int threads) {
+  cluster_sync();  // every block's partial written
+  cluster_merge_partials(mine, scratch, splits, base2, out, lse, threads, [] { common::block_sync(); });
   cluster_sync();  // no block leaves (or rewrites its partial) while another may still read it
 }
 
