@@ -48,6 +48,11 @@ constexpr std::string_view kWhyHopperFp8 =
     "64-key tiles decoded to bf16 by their owner (gpu/hopper/config.h); splits: the mma family's wave "
     "model with this tile (not re-measured for fp8)";
 
+constexpr std::string_view kWhyHopperMxfp4 =
+    "a producer warp (bulk copies of code rows, the block scales by a 1-D tensor map) into a ring of 10 parts "
+    "of 16 keys, two consumer warpgroups, 64-key tiles decoded to bf16 by table lookups in their owner "
+    "(gpu/hopper/config.h); splits: the mma family's wave model with this tile (not re-measured for MXFP4)";
+
 constexpr Row kTable[] = {
     {"a16w16", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
     {"a16w16", Schedule::split_k, FamilyId::portable, {portable::kThreads, 32}, kWhySplit},
@@ -79,6 +84,7 @@ constexpr Row kTable[] = {
     {"a4w4", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
     {"a16w16", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopper},
     {"a16w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperFp8},
+    {"a16w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperMxfp4},
 };
 
 std::vector<Strategy> build_table() {

@@ -54,8 +54,16 @@
 // tile is 72 KB, and the two it would need beside the fp8 ring and Q do not fit in 227 KB; decoding
 // in the owner costs it about 600 instructions per tile, work its warps have time for (the tile's
 // other warpgroup runs its own softmax meanwhile), and K never touches shared memory as bf16.
-// Not yet: MXFP4 caches, heads x q_len packed into N (tokens run one after another), the
-// persistent schedule.
+// MXFP4 caches with bf16 Q and P (a16w4): the fp8 path with other rows. A part holds 16 rows of 288
+// code bytes (plain bulk copies) and their 18-byte E8M0 scale rows, which no plain bulk copy can
+// move (18-byte rows are 2-byte aligned): the copy engine takes them through a 1-D tensor map over
+// the whole scale array, whose boxes start at any byte (produce_mxfp4). The owner's threads load
+// 8 code bytes (16 dims, all in one 32-dim block) and one scale byte per row and box, and decode
+// them by byte-permute table lookups and one bf16x2 multiply by 2^(s-127) per pair, exactly
+// (gpu/common/operand_decode.h mxfp4_octet_to_bf16_pairs; a box with a scale of 0 or 255 takes the
+// exact pair decode): the same dims per fragment column as the fp8 path, so Q is staged alike. No KV
+// scale: the scores and the output are the fp8 path's without it.
+// Not yet: heads x q_len packed into N (tokens run one after another), the persistent schedule.
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -93,12 +101,12 @@ using Barrier = mma::BulkBarrier;
 
 constexpr int kConsumerThreads = kWarpgroups * sm90::kWarpgroupThreads;
 constexpr int kConsumerWarps = kConsumerThreads / kWarpSize;
-// bf16: the producer is one warp after the consumers. fp8: a whole producer warpgroup, of which one
+// bf16: the producer is one warp after the consumers. fp8 (and MXFP4 alike): a whole producer warpgroup, of which one
 // warp copies and three leave at once, so that setmaxnreg can move its registers to the consumers:
 // at 288 threads ptxas caps the kernel at 168 registers (a block counts as three whole warpgroups)
 // and the fp8 consumers, holding a part's codes, the decoded A fragments and Oᵀ, spilled 164 bytes.
 template <problem::KvFormat Kv>
-constexpr int kThreads = kConsumerThreads + (Kv == problem::KvFormat::fp8 ? sm90::kWarpgroupThreads : kWarpSize);
+constexpr int kThreads = kConsumerThreads + (Kv != problem::KvFormat::bf16 ? sm90::kWarpgroupThreads : kWarpSize);
 // setmaxnreg (fp8): the producer warpgroup keeps kProducerRegisters, each consumer thread gets
 // kConsumerRegisters; at launch every thread has 168 (65536 / 384 rounded down to 8), and
 // 2 x 128 x (232 - 168) = 128 x (168 - 40).
@@ -132,10 +140,39 @@ constexpr int kFp8ValueBytes = kValueBoxes * KvTile::kBoxBytes;  // 64 KB
 static_assert(kFp8Parts == sm90::kWarpgroupWarps, "one part per warp of the tile's owner");
 static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies move 16-byte multiples");
 
+// MXFP4 tiles (a16w4): parts of kFp8PartRows rows as well, each 288 code bytes (plain bulk copies),
+// then a slot for the part's scale bytes. A scale row is 18 bytes, so rows lie 2 bytes apart of
+// 16-byte alignment and no plain bulk copy moves them: the 1-D tensor map over the whole scale array
+// (gpu/sm90/tensor_map.h byte_tensor_map_1d) copies from any byte. Its boxes need 128-byte-aligned
+// destinations: a contiguous part's scales are two boxes of 8 rows x 18 bytes (one box is at most
+// 256 bytes), at 0 and 256 of the slot; a paged part's rows one 32-byte box each (its 18 bytes
+// and 14 of the next row's), 128 bytes apart. Why not each consumer loading its scales from global
+// memory itself: a load per row and box, 18 a tile per thread, each a global latency that would
+// have to be issued a tile ahead (registers beside Oᵀ of 512 dims), where the copy engine's boxes
+// land on the part's own barrier with its codes and are read from shared memory like them.
+constexpr int kMxRowBytes = problem::kMxfp4RowBytes;                // 288
+constexpr int kMxRowScales = problem::kMxfp4RowScales;              // 18
+constexpr int kMxCodeBytes = kFp8PartRows * kMxRowBytes;            // 4608
+constexpr int kMxScaleBoxRows = 8;                                  // contiguous: rows per box
+constexpr int kMxScaleBoxBytes = kMxScaleBoxRows * kMxRowScales;    // 144
+constexpr int kMxScaleBoxStride = 256;
+constexpr int kMxPagedScaleBytes = 32;                              // paged: one box per row
+constexpr int kMxPagedScaleStride = 128;
+constexpr int kMxScaleSlotBytes = kFp8PartRows * kMxPagedScaleStride;  // 2048
+constexpr int kMxPartBytes = kMxCodeBytes + kMxScaleSlotBytes;         // 6656
+static_assert(kMxCodeBytes % 128 == 0 && kMxPartBytes % 128 == 0 && kMxRowBytes % 16 == 0,
+              "bulk copies: 16-byte rows; bulk tensor copies: 128-byte-aligned destinations");
+static_assert(kMxScaleBoxBytes % 16 == 0 && kMxScaleBoxBytes <= kMxScaleBoxStride &&
+                  2 * kMxScaleBoxStride <= kMxScaleSlotBytes && 2 * kMxScaleBoxRows == kFp8PartRows,
+              "a contiguous part's scales: two boxes of whole 16-byte units in the slot");
+static_assert(kMxPagedScaleBytes % 16 == 0 && kMxPagedScaleBytes >= kMxRowScales &&
+              kMxPagedScaleBytes <= kMxPagedScaleStride && kMxPagedScaleStride % 128 == 0);
+
 // Shared memory (bytes from a 1024-byte-aligned base: the swizzle's period), per KV format:
 //   stage  bf16: kStages tiles of kTileKeys cache rows in KvTile layout;
-//          fp8: the ring of kFp8RingParts parts of kFp8PartRows raw rows (576 bytes each)
-//   value  fp8: per warpgroup, the bf16 value tile of its latest tile (KvTile layout, boxes 0..7)
+//          fp8: the ring of kFp8RingParts parts of kFp8PartRows raw rows (576 bytes each);
+//          MXFP4: the ring of kMxfp4RingParts parts of kFp8PartRows code rows and their scale slot
+//   value  fp8, MXFP4: per warpgroup, the bf16 value tile of its latest tile (KvTile layout, boxes 0..7)
 //   q      Q of the current token in QTile layout (16 rows; fp8: dims permuted as the A fragments)
 //   p      per warpgroup: P of its latest tile, [64 keys][16 heads] bf16 (Oᵀ's B operand, MN-major)
 //   pub    per warpgroup: its latest tile's α, Σp and new running max of each head, [3][16] floats
@@ -151,14 +188,14 @@ struct SharedPlan {
   int stage = 0, value = 0, q = 0, p = 0, pub = 0, red = 0, stats = 0, bars = 0;
   int full_barriers = 0, empty_barriers = 0, bytes = 0;
 };
-constexpr SharedPlan shared_plan(bool fp8) {
+constexpr SharedPlan shared_plan(bool fp8, int ring_parts = kFp8RingParts, int part_bytes = kFp8PartBytes) {
   SharedPlan s;
   if (fp8) {
     s.value = 0;
     s.q = kWarpgroups * kFp8ValueBytes;
     s.stage = s.q + QTile::kBytes;
-    s.p = s.stage + kFp8RingParts * kFp8PartBytes;
-    s.full_barriers = s.empty_barriers = kFp8RingParts;
+    s.p = s.stage + ring_parts * part_bytes;
+    s.full_barriers = s.empty_barriers = ring_parts;
   } else {
     s.stage = s.value = 0;
     s.q = kStages * KvTile::kBytes;
@@ -174,7 +211,8 @@ constexpr SharedPlan shared_plan(bool fp8) {
   return s;
 }
 template <problem::KvFormat Kv>
-constexpr SharedPlan kPlan = shared_plan(Kv == problem::KvFormat::fp8);
+constexpr SharedPlan kPlan = Kv == problem::KvFormat::mxfp4 ? shared_plan(true, kMxfp4RingParts, kMxPartBytes)
+                                                             : shared_plan(Kv == problem::KvFormat::fp8);
 constexpr bool plan_fits(const SharedPlan& s, bool fp8) {
   return s.bytes <= 232448 &&  // sm_90's 227 KB per block
          s.value % KvTile::kAtomBytes == 0 && s.q % KvTile::kAtomBytes == 0 &&
@@ -182,6 +220,8 @@ constexpr bool plan_fits(const SharedPlan& s, bool fp8) {
 }
 static_assert(plan_fits(shared_plan(false), false), "the bf16 plan exceeds sm_90's 227 KB or misaligns");
 static_assert(plan_fits(shared_plan(true), true), "the fp8 plan exceeds sm_90's 227 KB or misaligns");
+static_assert(plan_fits(kPlan<problem::KvFormat::mxfp4>, true) && kPlan<problem::KvFormat::mxfp4>.stage % 128 == 0,
+              "the MXFP4 plan exceeds sm_90's 227 KB or misaligns its parts");
 static_assert(KvTile::kBytes % KvTile::kAtomBytes == 0 && QTile::kBoxBytes % QTile::kAtomBytes == 0 &&
               kFp8ValueBytes % KvTile::kAtomBytes == 0);
 
@@ -426,16 +466,18 @@ __device__ __forceinline__ void issue_qk(Acc& s, const unsigned char* kv, const 
 
 // The ring position of part `part` (the producer and the owners count parts alike: tile
 // iteration x kFp8Parts + the owner's warp).
-__device__ __forceinline__ int ring_slot(int part) { return part % kFp8RingParts; }
+template <int Parts = kFp8RingParts>
+__device__ __forceinline__ int ring_slot(int part) { return part % Parts; }
+template <int Parts = kFp8RingParts>
 __device__ __forceinline__ uint32_t ring_phase(int part) {
-  return static_cast<uint32_t>((part / kFp8RingParts) & 1);
+  return static_cast<uint32_t>((part / Parts) & 1);
 }
 
 // The producer warp for an fp8 cache: every tile of every token, as kFp8Parts parts of
 // kFp8PartRows rows, each into the next ring slot once its reader has released it. Only the tile's
 // keys are copied (a part past them announces 0 bytes): a contiguous cache one bulk copy per part,
 // a paged one a copy per row, each row looked up in the page table. The rows past the keys keep
-// what the slot held: their scores are masked and their values stored as zeros (qk_fp8).
+// what the slot held: their scores are masked and their values stored as zeros (qk_decoded).
 __device__ void produce_fp8(const AttentionArgs& a, const WorkItem& w, unsigned char* ring,
                             Barrier* full, Barrier* empty) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
@@ -464,6 +506,60 @@ __device__ void produce_fp8(const AttentionArgs& a, const WorkItem& w, unsigned 
           for (int r = lane; r < rows; r += kWarpSize)
             sm90::bulk_copy(dst + r * kFp8RowBytes, a.kv_fp8 + common::kv_row(a, w.b, r0 + r) * kFp8RowBytes,
                             kFp8RowBytes, &full[slot], policy);
+        }
+      }
+    }
+  }
+}
+
+// The producer warp for an MXFP4 cache: produce_fp8's parts, each of the part's code rows (288
+// bytes) and their scale rows (18 bytes, by the 1-D tensor map `map` over the scale array: a
+// contiguous part in boxes of kMxScaleBoxRows rows, the second only where the part has more rows,
+// a paged one a box per row) on the part's barrier. A box reaching past the part's rows (or the
+// array's end) lands the next rows' scales (or zeros): they belong to masked keys, like the stale
+// codes of the rows past the keys (qk_decoded).
+__device__ void produce_mxfp4(const AttentionArgs& a, const WorkItem& w, const CUtensorMap* map,
+                              unsigned char* ring, Barrier* full, Barrier* empty) {
+  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  if (lane == 0) sm90::tma_prefetch_map(map);
+  const bool paged = a.kv_indices != nullptr;
+  const uint64_t policy = sm90::l2_evict_first_policy();  // the cache is read once
+  int part = 0;
+  for (int64_t i = 0; i < w.q_len; ++i) {
+    const TokenKeys k = w.token(i);
+    for (int t = 0; t < k.tiles; ++t) {
+      const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
+      const int n = k.keys_in(t);
+      for (int q = 0; q < kFp8Parts; ++q, ++part) {
+        const int slot = ring_slot<kMxfp4RingParts>(part);
+        mma::bulk_barrier_wait(&empty[slot], ring_phase<kMxfp4RingParts>(part) ^ 1);
+        const int left = n - q * kFp8PartRows;
+        const int rows = left < 0 ? 0 : left < kFp8PartRows ? left : kFp8PartRows;
+        unsigned char* dst = ring + slot * kMxPartBytes;
+        unsigned char* scales = dst + kMxCodeBytes;
+        const int64_t r0 = t0 + q * kFp8PartRows;
+        if (!paged) {
+          const int boxes = (rows + kMxScaleBoxRows - 1) / kMxScaleBoxRows;
+          if (lane == 0) {
+            mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kMxRowBytes + boxes * kMxScaleBoxBytes));
+            if (rows > 0)
+              sm90::bulk_copy(dst, a.kv_mxfp4 + (w.row0 + r0) * kMxRowBytes, static_cast<uint32_t>(rows * kMxRowBytes),
+                              &full[slot], policy);
+            for (int box = 0; box < boxes; ++box)
+              sm90::tma_load_1d(scales + box * kMxScaleBoxStride, map,
+                                static_cast<int32_t>((w.row0 + r0 + box * kMxScaleBoxRows) * kMxRowScales),
+                                &full[slot], policy);
+          }
+        } else {
+          if (lane == 0)
+            mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * (kMxRowBytes + kMxPagedScaleBytes)));
+          __syncwarp();  // the bytes announced before any copy can land
+          for (int r = lane; r < rows; r += kWarpSize) {
+            const int64_t row = common::kv_row(a, w.b, r0 + r);
+            sm90::bulk_copy(dst + r * kMxRowBytes, a.kv_mxfp4 + row * kMxRowBytes, kMxRowBytes, &full[slot], policy);
+            sm90::tma_load_1d(scales + r * kMxPagedScaleStride, map, static_cast<int32_t>(row * kMxRowScales),
+                              &full[slot], policy);
+          }
         }
       }
     }
@@ -517,8 +613,88 @@ __device__ __forceinline__ void decode_box(const uint4 (&w)[2], uint32_t (&lo)[2
   }
 }
 
-// Sᵀ = K Qᵀ of an fp8 tile, K from this thread's decoded codes as wgmma's register A operand, box
-// by box (issued, committed and waited); on the way the value boxes are stored as the bf16 value
+// How qk_decoded reads the rows of a part: Codes, this thread's share of the part; load<Count>
+// (boxes first .. first + Count - 1 into Codes); decode (one box's bf16 pairs, lo[r][j] holding dims
+// 16 t + 4 j, + 1 of row g + 8 r and hi[r][j] dims 16 t + 4 j + 2, + 3). fp8: load_boxes and
+// decode_box.
+struct Fp8Rows {
+  using Codes = uint4[KvTile::kBoxes][2];
+  template <int Count>
+  __device__ __forceinline__ static void load(Codes& codes, int first, const unsigned char* part, bool, int lane) {
+    load_boxes<Count>(codes, first, part, lane);
+  }
+  __device__ __forceinline__ static void decode(const Codes& codes, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
+    decode_box(codes[b], lo, hi);
+  }
+};
+
+// MXFP4: this thread's codes of rows g and g + 8 of its warp's 16 (g = lane / 4), dims 64 b + 16 t
+// .. 64 b + 16 t + 15 of each box b (t = lane % 4: 8 code bytes, one load each), and the one scale
+// byte of each (the 16 dims lie in block 2 b + t / 2). The loads are volatile asm, as load_boxes',
+// so that they stay in their batches. 8-byte loads of rows 288 bytes apart: a half-warp's four rows
+// x 32 bytes meet every bank once.
+struct Mxfp4Rows {
+  struct Codes {
+    uint2 codes[KvTile::kBoxes][2];
+    uint32_t scales[KvTile::kBoxes][2];
+  };
+  template <int Count>
+  __device__ __forceinline__ static void load(Codes& c, int first, const unsigned char* part, bool paged, int lane) {
+    const int g = lane / 4, t = lane % 4;
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(part));
+    const uint32_t row = base + static_cast<uint32_t>(g * kMxRowBytes + t * 8);
+    // The scale slot: a contiguous part's rows g and g + 8 in its two boxes, a paged part's 128 apart.
+    const uint32_t scale_row = base + kMxCodeBytes +
+                               static_cast<uint32_t>(paged ? g * kMxPagedScaleStride : g * kMxRowScales) +
+                               static_cast<uint32_t>(t / 2);
+    const uint32_t scale_second = paged ? 8 * kMxPagedScaleStride : kMxScaleBoxStride;
+#pragma unroll
+    for (int b = first; b < first + Count; ++b)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n"
+                     : "=r"(c.codes[b][r].x), "=r"(c.codes[b][r].y)
+                     : "r"(row + static_cast<uint32_t>(r * 8 * kMxRowBytes + b * KvTile::kBoxDims / 2))
+                     : "memory");
+        asm volatile("ld.shared.u8 %0, [%1];\n"
+                     : "=r"(c.scales[b][r])
+                     : "r"(scale_row + static_cast<uint32_t>(r) * scale_second + static_cast<uint32_t>(2 * b))
+                     : "memory");
+      }
+  }
+  // lo[r][j] from code byte 2 j of the row's 8, hi[r][j] from byte 2 j + 1: the table lookups of
+  // gpu/common/operand_decode.h when both rows' scales are in 1..254 (the batched probe: one test
+  // a box), the exact pair decode otherwise (scale 0 or 255: none in the harness's data).
+  __device__ __forceinline__ static void decode(const Codes& c, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
+    if (__builtin_expect(common::mxfp4_scale_is_fast(c.scales[b][0]) && common::mxfp4_scale_is_fast(c.scales[b][1]), 1)) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        uint32_t first[4], second[4];
+        common::mxfp4_octet_to_bf16_pairs(c.codes[b][r].x, c.scales[b][r], first);
+        common::mxfp4_octet_to_bf16_pairs(c.codes[b][r].y, c.scales[b][r], second);
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          lo[r][j] = first[2 * j];
+          hi[r][j] = first[2 * j + 1];
+          lo[r][j + 2] = second[2 * j];
+          hi[r][j + 2] = second[2 * j + 1];
+        }
+      }
+    } else {
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const uint32_t word = j < 2 ? c.codes[b][r].x : c.codes[b][r].y;
+          lo[r][j] = common::mxfp4_pair_to_bf16_pair((word >> (16 * (j % 2))) & 0xFFu, c.scales[b][r]);
+          hi[r][j] = common::mxfp4_pair_to_bf16_pair((word >> (16 * (j % 2) + 8)) & 0xFFu, c.scales[b][r]);
+        }
+    }
+  }
+};
+
+// Sᵀ = K Qᵀ of an fp8 or MXFP4 tile, K from this thread's decoded codes (`rows`: Fp8Rows, Mxfp4Rows)
+// as wgmma's register A operand, box by box (issued, committed and waited); on the way the value boxes are stored as the bf16 value
 // tile `vtile` (rows n .. 63 as zeros). K step j of box b reads, in the fragment's columns 2 t, + 1
 // and 2 t + 8, + 9, the dims 64 b + 16 t + 4 j, + 1 and + 2, + 3: Q is staged in that order
 // (stage_q_fp8). Two register sets: box b's decode waits until box b - 2's products are done.
@@ -526,10 +702,11 @@ __device__ __forceinline__ void decode_box(const uint4 (&w)[2], uint32_t (&lo)[2
 // registers. The codes are loaded in batches of kLoadBatch boxes, the next batch once the first box
 // of the last one is issued: all 18 loads at once did not fit in the registers beside Oᵀ of 512
 // dims.
-__device__ __forceinline__ void qk_fp8(Acc& s, const unsigned char* part, Barrier* empty, const unsigned char* sq,
-                                       unsigned char* vtile, int n, int warp, int lane) {
-  uint4 codes[KvTile::kBoxes][2];
-  load_boxes<kLoadBatch>(codes, 0, part, lane);
+template <class Rows>
+__device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, bool paged, Barrier* empty,
+                                           const unsigned char* sq, unsigned char* vtile, int n, int warp, int lane) {
+  typename Rows::Codes codes;
+  Rows::template load<kLoadBatch>(codes, 0, part, paged, lane);
   const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
   const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
   const int t = lane % 4;
@@ -547,7 +724,7 @@ __device__ __forceinline__ void qk_fp8(Acc& s, const unsigned char* part, Barrie
       for (int j = 0; j < 4; ++j) sm90::wgmma_fence_fragment(f[j]);
     }
     uint32_t lo[2][4], hi[2][4];
-    decode_box(codes[b], lo, hi);
+    Rows::decode(codes, b, lo, hi);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       f[j].x[0] = lo[0][j];
@@ -577,7 +754,7 @@ __device__ __forceinline__ void qk_fp8(Acc& s, const unsigned char* part, Barrie
           b > 0 || j >= 2);
     sm90::wgmma_commit();
     if (b % kLoadBatch == 0 && b + kLoadBatch < KvTile::kBoxes) {
-      load_boxes<kLoadBatch>(codes, b + kLoadBatch, part, lane);
+      Rows::template load<kLoadBatch>(codes, b + kLoadBatch, part, paged, lane);
       if (b + 2 * kLoadBatch >= KvTile::kBoxes) {  // the last batch: the part is free
         __syncwarp();  // every lane's loads before the release
         if (lane == 0) mma::bulk_barrier_arrive(empty);
@@ -596,7 +773,7 @@ __device__ __forceinline__ void qk_fp8(Acc& s, const unsigned char* part, Barrie
   for (int l = 0; l < Acc::ne; ++l) s.x[l] += odd.x[l];
 }
 
-// Q of `token` into QTile layout for qk_fp8: K step j of box b, column κ (of 16) holds dim
+// Q of `token` into QTile layout for qk_decoded: K step j of box b, column κ (of 16) holds dim
 // 64 b + 16 (κ % 8 / 2) + 4 j + 2 (κ / 8) + κ % 2, so each column pair is a pair of adjacent dims.
 // 4-byte asynchronous copies, all in flight at once (a load and a store per pair kept one global
 // latency per pair: about 20 µs per token at 4 x 1024 in device run 1; the loads batched in
@@ -618,10 +795,12 @@ __device__ __forceinline__ void stage_q_fp8(const AttentionArgs& a, int64_t toke
 template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base>
 __global__ void __launch_bounds__(kThreads<Kv>, 1)
     hopper_attention_kernel(AttentionArgs a, const __grid_constant__ CUtensorMap kv_map) {
-  static_assert((Kv == problem::KvFormat::bf16 || Kv == problem::KvFormat::fp8) &&
-                    P == problem::PFormat::bf16 && Base == problem::SoftmaxBase::e,
-                "bf16 or fp8 KV with bf16 P, base e (instances.h)");
-  constexpr bool kFp8 = Kv == problem::KvFormat::fp8;
+  static_assert(P == problem::PFormat::bf16 && Base == problem::SoftmaxBase::e,
+                "bf16, fp8 or MXFP4 KV with bf16 P, base e (instances.h)");
+  constexpr bool kMxfp4 = Kv == problem::KvFormat::mxfp4;
+  // The decoded path: fp8 and MXFP4 rows alike (MXFP4 differs in its producer and its rows only).
+  constexpr bool kFp8 = Kv == problem::KvFormat::fp8 || kMxfp4;
+  constexpr int kRingParts = kMxfp4 ? kMxfp4RingParts : kFp8RingParts;
   constexpr SharedPlan plan = kPlan<Kv>;
   extern __shared__ uint4 shared_words[];
   // The swizzled tiles need a 1024-byte-aligned base (kAlignSlack).
@@ -644,7 +823,11 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   if (tid >= kConsumerThreads) {
     if constexpr (kFp8) {
       asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegisters));
-      if (tid < kConsumerThreads + kWarpSize) produce_fp8(a, w, smem + plan.stage, full, empty);
+      if constexpr (kMxfp4) {
+        if (tid < kConsumerThreads + kWarpSize) produce_mxfp4(a, w, &kv_map, smem + plan.stage, full, empty);
+      } else {
+        if (tid < kConsumerThreads + kWarpSize) produce_fp8(a, w, smem + plan.stage, full, empty);
+      }
     } else {
       produce(a, w, &kv_map, smem + plan.stage, full, empty);
     }
@@ -797,10 +980,16 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         // This warp's part: its codes into registers, the part released once they are; the decode
         // and Q·Kᵀ, which write this warpgroup's value tile (its own P·V of tile t - 2 is done).
         const int part = (first + t) * kFp8Parts + wg_warp;
-        mma::bulk_barrier_wait(&full[ring_slot(part)], ring_phase(part));
+        const int slot = ring_slot<kRingParts>(part);
+        mma::bulk_barrier_wait(&full[slot], ring_phase<kRingParts>(part));
         Acc s;
-        qk_fp8(s, smem + plan.stage + ring_slot(part) * kFp8PartBytes, &empty[ring_slot(part)], sq, own_v, n,
-               wg_warp, lane);
+        if constexpr (kMxfp4) {
+          qk_decoded<Mxfp4Rows>(s, smem + plan.stage + slot * kMxPartBytes, a.kv_indices != nullptr, &empty[slot], sq,
+                                own_v, n, wg_warp, lane);
+        } else {
+          qk_decoded<Fp8Rows>(s, smem + plan.stage + slot * kFp8PartBytes, false, &empty[slot], sq, own_v, n, wg_warp,
+                              lane);
+        }
         if (t > 0) take_stats(t - 1);
         float alpha[4];
         softmax_step(s, n, alpha);
@@ -959,6 +1148,11 @@ void launch_attention(std::size_t instance, const AttentionArgs& args, int64_t b
   if (kInstances[instance].kv == problem::KvFormat::bf16 && args.cache_rows > 0)
     map = sm90::bf16_row_tensor_map(args.kv_bf16, args.cache_rows, kQkDim,
                                     args.kv_indices == nullptr ? kTileKeys : 1);
+  // MXFP4: the map of the block scales (produce_mxfp4), boxes of a contiguous part's 8 rows or of one
+  // paged row.
+  if (kInstances[instance].kv == problem::KvFormat::mxfp4 && args.cache_rows > 0)
+    map = sm90::byte_tensor_map_1d(args.kv_mxfp4_scale, args.cache_rows * kMxRowScales,
+                                   args.kv_indices == nullptr ? kMxScaleBoxBytes : kMxPagedScaleBytes);
   dispatch(instance, args, map, blocks, static_cast<hipStream_t>(stream),
            std::make_index_sequence<kInstances.size()>());
   MLACHECK_GPU_CHECK(hipGetLastError());

@@ -1,6 +1,6 @@
 // The Hopper family (gpu/family.h): NVIDIA sm_90a's warpgroup MMA (gpu/sm90/wgmma.h) for both
-// products on tiles of 64 keys, bf16 caches read as stored, fp8 (e4m3fn) caches decoded to bf16 by
-// the tile's owner (gpu/hopper/attention.hip); NVIDIA only.
+// products on tiles of 64 keys, bf16 caches read as stored, fp8 (e4m3fn) and MXFP4 caches decoded
+// to bf16 by the tile's owner (gpu/hopper/attention.hip); NVIDIA only.
 #include "gpu/hopper/family.h"
 
 #include <string>
@@ -24,7 +24,7 @@ std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
     return "no hopper kernel instance for KV " + std::string(problem::to_string(r.kv)) + " x P " +
            std::string(problem::to_string(r.p)) + " x softmax base " +
            std::string(problem::to_string(r.base)) +
-           " (gpu/hopper/instances.h: bf16 or fp8 KV with bf16 P so far)";
+           " (gpu/hopper/instances.h: bf16, fp8 or MXFP4 KV with bf16 P so far)";
   if (r.kv == problem::KvFormat::fp8 && r.fp8 != quant::Fp8Format::e4m3fn)
     return "the hopper kernel decodes e4m3fn caches only (gpu/common/operand_decode.h's fast path)";
   if (r.kv == problem::KvFormat::fp8 && r.kv_scale != problem::KvScale::scores_output)
