@@ -53,6 +53,11 @@ constexpr std::string_view kWhyHopperMxfp4 =
     "of 16 keys, two consumer warpgroups, 64-key tiles decoded to bf16 by table lookups in their owner "
     "(gpu/hopper/config.h); splits: the mma family's wave model with this tile (not re-measured for MXFP4)";
 
+constexpr std::string_view kWhyHopperA4w4 =
+    "the a16w4 hopper kernel with Q quantized to MXFP4 (decoded to bf16 at staging), f16 P as two bf16 "
+    "parts, base 2; tile: 64 keys, the softmax step (the recipe's 32 overridden, as the mma row does); splits: "
+    "the mma family's wave model (not re-measured)";
+
 constexpr Row kTable[] = {
     {"a16w16", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
     {"a16w16", Schedule::split_k, FamilyId::portable, {portable::kThreads, 32}, kWhySplit},
@@ -85,6 +90,7 @@ constexpr Row kTable[] = {
     {"a16w16", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopper},
     {"a16w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperFp8},
     {"a16w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperMxfp4},
+    {"a4w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA4w4},
 };
 
 std::vector<Strategy> build_table() {

@@ -174,7 +174,8 @@ static_assert(kMxPagedScaleBytes % 16 == 0 && kMxPagedScaleBytes >= kMxRowScales
 //          MXFP4: the ring of kMxfp4RingParts parts of kFp8PartRows code rows and their scale slot
 //   value  fp8, MXFP4: per warpgroup, the bf16 value tile of its latest tile (KvTile layout, boxes 0..7)
 //   q      Q of the current token in QTile layout (16 rows; fp8: dims permuted as the A fragments)
-//   p      per warpgroup: P of its latest tile, [64 keys][16 heads] bf16 (Oᵀ's B operand, MN-major)
+//   p      per warpgroup: P of its latest tile, [64 keys][16 heads] bf16 (Oᵀ's B operand, MN-major);
+//          MXFP4: then per warpgroup the low bf16 parts of an f16 P (a4w4; unused by a16w4)
 //   pub    per warpgroup: its latest tile's α, Σp and new running max of each head, [3][16] floats
 //   red    per warpgroup: per-warp partial maxima and sums of each head, [kWarps][16] floats each
 //   stats  l and m of each head at the end of a split
@@ -188,7 +189,8 @@ struct SharedPlan {
   int stage = 0, value = 0, q = 0, p = 0, pub = 0, red = 0, stats = 0, bars = 0;
   int full_barriers = 0, empty_barriers = 0, bytes = 0;
 };
-constexpr SharedPlan shared_plan(bool fp8, int ring_parts = kFp8RingParts, int part_bytes = kFp8PartBytes) {
+constexpr SharedPlan shared_plan(bool fp8, int ring_parts = kFp8RingParts, int part_bytes = kFp8PartBytes,
+                                  int p_parts = 1) {
   SharedPlan s;
   if (fp8) {
     s.value = 0;
@@ -203,7 +205,7 @@ constexpr SharedPlan shared_plan(bool fp8, int ring_parts = kFp8RingParts, int p
     s.full_barriers = kStages * KvTile::kBoxes;
     s.empty_barriers = kStages;
   }
-  s.pub = s.p + kWarpgroups * kPBytes;
+  s.pub = s.p + p_parts * kWarpgroups * kPBytes;
   s.red = s.pub + kWarpgroups * kPubBytes;
   s.stats = s.red + kWarpgroups * kRedBytes;
   s.bars = s.stats + 2 * kNumHeads * 4;
@@ -211,7 +213,7 @@ constexpr SharedPlan shared_plan(bool fp8, int ring_parts = kFp8RingParts, int p
   return s;
 }
 template <problem::KvFormat Kv>
-constexpr SharedPlan kPlan = Kv == problem::KvFormat::mxfp4 ? shared_plan(true, kMxfp4RingParts, kMxPartBytes)
+constexpr SharedPlan kPlan = Kv == problem::KvFormat::mxfp4 ? shared_plan(true, kMxfp4RingParts, kMxPartBytes, 2)
                                                              : shared_plan(Kv == problem::KvFormat::fp8);
 constexpr bool plan_fits(const SharedPlan& s, bool fp8) {
   return s.bytes <= 232448 &&  // sm_90's 227 KB per block
@@ -438,6 +440,59 @@ __device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[
   sm90::wgmma_commit();
 }
 
+// issue_pv with P in parts (a4w4's f16 P as its exact high and low bf16 parts, f16_parts): Oᵀ =
+// Oᵀ·α + Vᵀ (Σ_q P_qᵀ), each part's products added into the same accumulators, in one group.
+template <int Chunks, int Parts>
+__device__ __forceinline__ void issue_pv_parts(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* kv,
+                                               const unsigned char* const (&p)[Parts]) {
+  constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
+#pragma unroll
+  for (int v = 0; v < Chunks; ++v)
+#pragma unroll
+    for (int l = 0; l < Acc::ne; ++l) o[v].x[l] *= alpha[head_slot(l)];
+  const uint64_t v_desc = sm90::smem_descriptor_sw128(kv, KvTile::kLeading, KvTile::kStride);
+#pragma unroll
+  for (int v = 0; v < Chunks; ++v) sm90::wgmma_fence_operand(o[v]);
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int q = 0; q < Parts; ++q) {
+    const uint64_t p_desc = sm90::smem_descriptor(p[q], kPLayout.leading_bytes(), kPLayout.stride_bytes());
+#pragma unroll
+    for (int v = 0; v < Chunks; ++v)
+#pragma unroll
+      for (int k = 0; k < kPvSteps; ++k) {
+        const int k0 = k * sm90::kWgK16;
+        sm90::wgmma_bf16_m64n16k16<true, true>(
+            o[v], sm90::descriptor_advance(v_desc, KvTile::mn_major_start(v * sm90::kWgM, k0)),
+            sm90::descriptor_advance(p_desc, kPLayout.offset_bytes(k0, 0)), true);
+      }
+  }
+  sm90::wgmma_commit();
+}
+
+// b^x in float32 for the softmax step: CUDA expf / exp2f (<= 2 ulp, the kernel bound's kGpuExpUlps).
+template <bool Base2>
+__device__ __forceinline__ float softmax_exp(float x) {
+  return Base2 ? exp2f(x) : expf(x);
+}
+
+// An f16 P as the two bf16 values P·V multiplies (as the mma family's a4w4): P rounded to f16, its
+// high bf16 part (RNE) and the exact rest (11 significant bits = 8 + at most 3).
+__device__ __forceinline__ void f16_parts(float p, uint16_t& hi, uint16_t& lo) {
+  const float rounded = common::round_to_f16(p);
+  hi = quant::f32_to_bf16(rounded);
+  lo = quant::f32_to_bf16(rounded - quant::bf16_to_f32(hi));
+}
+
+// A bf16 pair of V rounded to f16, the P·V operand type of f16 P (ref/emulated_inputs.h v_row), as
+// bf16 again: exact, an E2M1 value rounded to f16 keeping at most 2 significant bits.
+__device__ __forceinline__ uint32_t round_pair_to_f16(uint32_t w) {
+  return common::pair_of(common::round_to_f16(common::lo_bf16(w)), common::round_to_f16(common::hi_bf16(w)));
+}
+__device__ __forceinline__ uint4 round_pairs_to_f16(uint4 w) {
+  return uint4{round_pair_to_f16(w.x), round_pair_to_f16(w.y), round_pair_to_f16(w.z), round_pair_to_f16(w.w)};
+}
+
 // Sᵀ = K Qᵀ of one tile over all 576 dims, each box of the tile once its copy has landed (issued
 // and committed, not waited).
 __device__ __forceinline__ void issue_qk(Acc& s, const unsigned char* kv, const unsigned char* sq,
@@ -615,16 +670,17 @@ __device__ __forceinline__ void decode_box(const uint4 (&w)[2], uint32_t (&lo)[2
 
 // How qk_decoded reads the rows of a part: Codes, this thread's share of the part; load<Count>
 // (boxes first .. first + Count - 1 into Codes); decode (one box's bf16 pairs, lo[r][j] holding dims
-// 16 t + 4 j, + 1 of row g + 8 r and hi[r][j] dims 16 t + 4 j + 2, + 3). fp8: load_boxes and
-// decode_box.
+// 16 t + 4 j, + 1 of row g + 8 r and hi[r][j] dims 16 t + 4 j + 2, + 3; true where V must still be
+// rounded to f16 before P·V). fp8: load_boxes and decode_box.
 struct Fp8Rows {
   using Codes = uint4[KvTile::kBoxes][2];
   template <int Count>
   __device__ __forceinline__ static void load(Codes& codes, int first, const unsigned char* part, bool, int lane) {
     load_boxes<Count>(codes, first, part, lane);
   }
-  __device__ __forceinline__ static void decode(const Codes& codes, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
+  __device__ __forceinline__ static bool decode(const Codes& codes, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
     decode_box(codes[b], lo, hi);
+    return false;  // V as decoded
   }
 };
 
@@ -632,7 +688,10 @@ struct Fp8Rows {
 // .. 64 b + 16 t + 15 of each box b (t = lane % 4: 8 code bytes, one load each), and the one scale
 // byte of each (the 16 dims lie in block 2 b + t / 2). The loads are volatile asm, as load_boxes',
 // so that they stay in their batches. 8-byte loads of rows 288 bytes apart: a half-warp's four rows
-// x 32 bytes meet every bank once.
+// x 32 bytes meet every bank once. F16V (a4w4): V is rounded to f16 for P·V, which changes nothing
+// for scales 104..140 (2^-23 .. 2^13: every E2M1 multiple of them an f16 value), and decode asks
+// for the rounding outside them.
+template <bool F16V>
 struct Mxfp4Rows {
   struct Codes {
     uint2 codes[KvTile::kBoxes][2];
@@ -665,7 +724,7 @@ struct Mxfp4Rows {
   // lo[r][j] from code byte 2 j of the row's 8, hi[r][j] from byte 2 j + 1: the table lookups of
   // gpu/common/operand_decode.h when both rows' scales are in 1..254 (the batched probe: one test
   // a box), the exact pair decode otherwise (scale 0 or 255: none in the harness's data).
-  __device__ __forceinline__ static void decode(const Codes& c, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
+  __device__ __forceinline__ static bool decode(const Codes& c, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
     if (__builtin_expect(common::mxfp4_scale_is_fast(c.scales[b][0]) && common::mxfp4_scale_is_fast(c.scales[b][1]), 1)) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
@@ -690,6 +749,7 @@ struct Mxfp4Rows {
           hi[r][j] = common::mxfp4_pair_to_bf16_pair((word >> (16 * (j % 2) + 8)) & 0xFFu, c.scales[b][r]);
         }
     }
+    return F16V && !(c.scales[b][0] - 104u <= 36u && c.scales[b][1] - 104u <= 36u);
   }
 };
 
@@ -724,7 +784,7 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, bo
       for (int j = 0; j < 4; ++j) sm90::wgmma_fence_fragment(f[j]);
     }
     uint32_t lo[2][4], hi[2][4];
-    Rows::decode(codes, b, lo, hi);
+    const bool round_v = Rows::decode(codes, b, lo, hi);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       f[j].x[0] = lo[0][j];
@@ -737,8 +797,9 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, bo
       for (int r = 0; r < 2; ++r) {
         const int row = row0 + 8 * r;
         const bool key = row < n;
-        const uint4 first = key ? uint4{lo[r][0], hi[r][0], lo[r][1], hi[r][1]} : uint4{0, 0, 0, 0};
-        const uint4 second = key ? uint4{lo[r][2], hi[r][2], lo[r][3], hi[r][3]} : uint4{0, 0, 0, 0};
+        uint4 first = key ? uint4{lo[r][0], hi[r][0], lo[r][1], hi[r][1]} : uint4{0, 0, 0, 0};
+        uint4 second = key ? uint4{lo[r][2], hi[r][2], lo[r][3], hi[r][3]} : uint4{0, 0, 0, 0};
+        if (round_v) first = round_pairs_to_f16(first), second = round_pairs_to_f16(second);
         *reinterpret_cast<uint4*>(vtile + KvTile::chunk_offset_bytes(row, 8 * b + 2 * t)) = first;
         *reinterpret_cast<uint4*>(vtile + KvTile::chunk_offset_bytes(row, 8 * b + 2 * t + 1)) = second;
       }
@@ -792,12 +853,51 @@ __device__ __forceinline__ void stage_q_fp8(const AttentionArgs& a, int64_t toke
   }
 }
 
+// Q of `token` as stage_q_fp8 places it, from the MXFP4 codes and block scales the Q quantization
+// wrote (a4w4), each pair decoded to bf16 exactly (mxfp4_pair_to_bf16_pair, the reference's
+// values). The token's 16 rows of codes (4608 bytes) and of scales (288) are contiguous and
+// 16-byte aligned (the workspace's regions are): 16-byte asynchronous copies into `staging` (free
+// shared memory: a value tile between tokens), all in flight at once, then a consumer barrier and
+// the decode from shared memory, 16 threads per head. (Each thread's 36 bytes loaded into registers
+// first, then decoded, spilled 464 bytes beside the consumers' state; a load per pair would take a
+// global latency per pair.)
+__device__ __forceinline__ void stage_q_mxfp4(const AttentionArgs& a, int64_t token, unsigned char* staging,
+                                              unsigned char* sq, int tid) {
+  constexpr int kCodeBytes = kNumHeads * kMxRowBytes;      // 4608
+  constexpr int kScaleBytes = kNumHeads * kMxRowScales;    // 288
+  static_assert(kCodeBytes % 16 == 0 && kScaleBytes % 16 == 0);
+  const uint8_t* codes = a.q_mxfp4 + token * kCodeBytes;
+  const uint8_t* scales = a.q_mxfp4_scale + token * kScaleBytes;
+  for (int c = tid; c < (kCodeBytes + kScaleBytes) / 16; c += kConsumerThreads)
+    copy_16(staging + 16 * c, c < kCodeBytes / 16 ? codes + 16 * c : scales + 16 * c - kCodeBytes);
+  copy_commit_and_wait_all();
+  consumer_sync();
+  constexpr int kPairsPerHead = kQkDim / 2;
+  constexpr int kThreadsPerHead = kConsumerThreads / kNumHeads;
+  static_assert(kThreadsPerHead * kNumHeads == kConsumerThreads && kPairsPerHead % kThreadsPerHead == 0);
+  const int h = tid / kThreadsPerHead;
+#pragma unroll 1
+  for (int slot = 2 * (tid % kThreadsPerHead); slot < kQkDim; slot += 2 * kThreadsPerHead) {
+    const int b = slot / KvTile::kBoxDims, in_box = slot % KvTile::kBoxDims;  // stage_q_fp8's order
+    const int j = in_box / sm90::kWgK16, col = in_box % sm90::kWgK16;
+    const int dim = b * KvTile::kBoxDims + 16 * (col % 8 / 2) + 4 * j + 2 * (col / 8);
+    *reinterpret_cast<uint32_t*>(sq + QTile::chunk_offset_bytes(h, slot / 8) + (slot % 8) * 2) =
+        common::mxfp4_pair_to_bf16_pair(staging[h * kMxRowBytes + dim / 2],
+                                        staging[kCodeBytes + h * kMxRowScales + dim / problem::kMxfp4Block]);
+  }
+}
+
 template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base>
 __global__ void __launch_bounds__(kThreads<Kv>, 1)
     hopper_attention_kernel(AttentionArgs a, const __grid_constant__ CUtensorMap kv_map) {
-  static_assert(P == problem::PFormat::bf16 && Base == problem::SoftmaxBase::e,
-                "bf16, fp8 or MXFP4 KV with bf16 P, base e (instances.h)");
+  static_assert((P == problem::PFormat::bf16 && Base == problem::SoftmaxBase::e) ||
+                    (Kv == problem::KvFormat::mxfp4 && P == problem::PFormat::f16 && Base == problem::SoftmaxBase::two),
+                "bf16, fp8 or MXFP4 KV with bf16 P, base e; MXFP4 KV with f16 P, base 2 (instances.h)");
   constexpr bool kMxfp4 = Kv == problem::KvFormat::mxfp4;
+  // a4w4: f16 P (as two bf16 parts, f16_parts), base 2, V rounded to f16, and Q the MXFP4 codes of
+  // the Q quantization (the one instance with f16 P, instances.h).
+  constexpr bool kF16P = P == problem::PFormat::f16;
+  constexpr bool kBase2 = Base == problem::SoftmaxBase::two;
   // The decoded path: fp8 and MXFP4 rows alike (MXFP4 differs in its producer and its rows only).
   constexpr bool kFp8 = Kv == problem::KvFormat::fp8 || kMxfp4;
   constexpr int kRingParts = kMxfp4 ? kMxfp4RingParts : kFp8RingParts;
@@ -841,6 +941,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   const int wg_warp = wg_tid / kWarpSize;
   unsigned char* sq = smem + plan.q;
   unsigned char* own_p = smem + plan.p + wg * kPBytes;
+  unsigned char* own_p_lo = smem + plan.p + (kWarpgroups + wg) * kPBytes;  // a4w4: P's low parts
   const unsigned char* other_p = smem + plan.p + other * kPBytes;
   unsigned char* own_v = smem + plan.value + wg * kFp8ValueBytes;  // fp8 only
   const unsigned char* other_v = smem + plan.value + other * kFp8ValueBytes;
@@ -870,7 +971,11 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
 
     // Q of the token (the previous token's products are done: the barrier that ended it).
     if constexpr (kFp8) {
-      stage_q_fp8(a, token, sq, tid);
+      if constexpr (kF16P) {
+        stage_q_mxfp4(a, token, smem + plan.value, sq, tid);
+      } else {
+        stage_q_fp8(a, token, sq, tid);
+      }
     } else {
       for (int idx = tid; idx < kNumHeads * KvTile::kBoxes * 8; idx += kConsumerThreads) {
         const int h = idx / (KvTile::kBoxes * 8), chunk = idx % (KvTile::kBoxes * 8);
@@ -925,18 +1030,27 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
         m_new[c] = max_of(m_run[c], m_tile[c]);
-        alpha[c] = expf(m_run[c] - m_new[c]);  // 0 on the first tile
+        alpha[c] = softmax_exp<kBase2>(m_run[c] - m_new[c]);  // 0 on the first tile
         sum[c] = 0.0f;
       }
 #pragma unroll
       for (int l = 0; l < Acc::ne; l += 2) {  // elements l, l + 1: one key, adjacent heads
-        const float p0 = expf(s.x[l] - m_new[head_slot(l)]);  // masked: e^-inf = 0
-        const float p1 = expf(s.x[l + 1] - m_new[head_slot(l + 1)]);
+        const float p0 = softmax_exp<kBase2>(s.x[l] - m_new[head_slot(l)]);  // masked: b^-inf = 0
+        const float p1 = softmax_exp<kBase2>(s.x[l + 1] - m_new[head_slot(l + 1)]);
         sum[head_slot(l)] += p0;
         sum[head_slot(l + 1)] += p1;
+        if constexpr (kF16P) {
+          uint16_t hi0, lo0, hi1, lo1;
+          f16_parts(p0, hi0, lo0);
+          f16_parts(p1, hi1, lo1);
+          const int at = kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l));
+          *reinterpret_cast<uint32_t*>(own_p + at) = common::pack_bf16(hi0, hi1);
+          *reinterpret_cast<uint32_t*>(own_p_lo + at) = common::pack_bf16(lo0, lo1);
+        } else {
         *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
             common::pack_bf16(quant::f32_to_bf16(common::round_to_bf16(p0)),
                               quant::f32_to_bf16(common::round_to_bf16(p1)));
+        }
       }
       if constexpr (kFp8) fence_to_async();
       reduce_heads<true>(sum, red_sum, wg);
@@ -984,7 +1098,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         mma::bulk_barrier_wait(&full[slot], ring_phase<kRingParts>(part));
         Acc s;
         if constexpr (kMxfp4) {
-          qk_decoded<Mxfp4Rows>(s, smem + plan.stage + slot * kMxPartBytes, a.kv_indices != nullptr, &empty[slot], sq,
+          qk_decoded<Mxfp4Rows<kF16P>>(s, smem + plan.stage + slot * kMxPartBytes, a.kv_indices != nullptr, &empty[slot], sq,
                                 own_v, n, wg_warp, lane);
         } else {
           qk_decoded<Fp8Rows>(s, smem + plan.stage + slot * kFp8PartBytes, false, &empty[slot], sq, own_v, n, wg_warp,
@@ -994,7 +1108,12 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         float alpha[4];
         softmax_step(s, n, alpha);
         tile_published_arrive(wg);  // the statistics, for the other warpgroup
-        issue_pv(o, alpha, own_v, own_p, 0);
+        if constexpr (kF16P) {
+          const unsigned char* const parts[2] = {own_p, own_p_lo};
+          issue_pv_parts(o, alpha, own_v, parts);
+        } else {
+          issue_pv(o, alpha, own_v, own_p, 0);
+        }
         sm90::wgmma_wait<0>();
         settle_outputs();
       }
@@ -1103,9 +1222,9 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       }
     consumer_sync();
     if (tid < kNumHeads) {
-      const float lse = empty_split ? kNegInf : stat_m[tid] + common::log_base(false, stat_l[tid]);
+      const float lse = empty_split ? kNegInf : stat_m[tid] + common::log_base(kBase2, stat_l[tid]);
       if (w.single_pass) {
-        if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = common::natural_lse(false, lse);
+        if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = common::natural_lse(kBase2, lse);
       } else {
         a.part_lse[(part_base + i * w.splits + w.split) * kNumHeads + tid] = lse;
       }
