@@ -57,7 +57,7 @@
 // MXFP4 caches with bf16 Q and P (a16w4): the fp8 path with other rows. A part holds 16 rows of 288
 // code bytes (plain bulk copies) and their 18-byte E8M0 scale rows, which no plain bulk copy can
 // move (18-byte rows are 2-byte aligned): the copy engine takes them through a 1-D tensor map over
-// the whole scale array, whose boxes start at any byte (produce_mxfp4). The owner's threads load
+// the whole scale array, boxes from 16-byte multiples with each part's skew (produce_mxfp4). The owner's threads load
 // 8 code bytes (16 dims, all in one 32-dim block) and one scale byte per row and box, and decode
 // them by byte-permute table lookups and one bf16x2 multiply by 2^(s-127) per pair, exactly
 // (gpu/common/operand_decode.h mxfp4_octet_to_bf16_pairs; a box with a scale of 0 or 255 takes the
@@ -143,30 +143,39 @@ static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies mo
 // MXFP4 tiles (a16w4): parts of kFp8PartRows rows as well, each 288 code bytes (plain bulk copies),
 // then a slot for the part's scale bytes. A scale row is 18 bytes, so rows lie 2 bytes apart of
 // 16-byte alignment and no plain bulk copy moves them: the 1-D tensor map over the whole scale array
-// (gpu/sm90/tensor_map.h byte_tensor_map_1d) copies from any byte. Its boxes need 128-byte-aligned
-// destinations: a contiguous part's scales are two boxes of 8 rows x 18 bytes (one box is at most
-// 256 bytes), at 0 and 256 of the slot; a paged part's rows one 32-byte box each (its 18 bytes
-// and 14 of the next row's), 128 bytes apart. Why not each consumer loading its scales from global
-// memory itself: a load per row and box, 18 a tile per thread, each a global latency that would
-// have to be issued a tile ahead (registers beside Oᵀ of 512 dims), where the copy engine's boxes
-// land on the part's own barrier with its codes and are read from shared memory like them.
+// (gpu/sm90/tensor_map.h byte_tensor_map_1d) copies them, in boxes that start at a 16-byte multiple
+// (a box starting elsewhere was an illegal instruction on the H200: device run 1 of hopper-mxfp4)
+// and land at 128-byte-aligned destinations. A contiguous part's scales start `skew` = 18 r0 % 16
+// bytes into the first of up to three boxes of 128 bytes (skew + 16 x 18 <= 302 bytes), back to back
+// in the slot; skew is what both the producer and the owner compute from the part's first row r0.
+// A paged part's rows take one 32-byte box each (the row's 18 bytes start at its skew, <= 14),
+// 128 bytes apart, the skew byte stored by the producer after the box (kMxPagedSkewAt).
+// Why not each consumer loading its scales from global memory itself: a load per row and box, 18 a
+// tile per thread, each a global latency that would have to be issued a tile ahead (registers beside
+// Oᵀ of 512 dims), where the copy engine's boxes land on the part's own barrier with its codes and
+// are read from shared memory like them.
 constexpr int kMxRowBytes = problem::kMxfp4RowBytes;                // 288
 constexpr int kMxRowScales = problem::kMxfp4RowScales;              // 18
 constexpr int kMxCodeBytes = kFp8PartRows * kMxRowBytes;            // 4608
-constexpr int kMxScaleBoxRows = 8;                                  // contiguous: rows per box
-constexpr int kMxScaleBoxBytes = kMxScaleBoxRows * kMxRowScales;    // 144
-constexpr int kMxScaleBoxStride = 256;
+constexpr int kMxScaleBoxBytes = 128;                               // contiguous: up to 3 boxes
 constexpr int kMxPagedScaleBytes = 32;                              // paged: one box per row
 constexpr int kMxPagedScaleStride = 128;
+constexpr int kMxPagedSkewAt = kMxPagedScaleBytes;                  // the row's skew byte
 constexpr int kMxScaleSlotBytes = kFp8PartRows * kMxPagedScaleStride;  // 2048
 constexpr int kMxPartBytes = kMxCodeBytes + kMxScaleSlotBytes;         // 6656
+constexpr int kMxSkewMax = 14;                                      // 18 r % 16, an even number
 static_assert(kMxCodeBytes % 128 == 0 && kMxPartBytes % 128 == 0 && kMxRowBytes % 16 == 0,
               "bulk copies: 16-byte rows; bulk tensor copies: 128-byte-aligned destinations");
-static_assert(kMxScaleBoxBytes % 16 == 0 && kMxScaleBoxBytes <= kMxScaleBoxStride &&
-                  2 * kMxScaleBoxStride <= kMxScaleSlotBytes && 2 * kMxScaleBoxRows == kFp8PartRows,
-              "a contiguous part's scales: two boxes of whole 16-byte units in the slot");
-static_assert(kMxPagedScaleBytes % 16 == 0 && kMxPagedScaleBytes >= kMxRowScales &&
-              kMxPagedScaleBytes <= kMxPagedScaleStride && kMxPagedScaleStride % 128 == 0);
+static_assert(kMxScaleBoxBytes % 128 == 0 &&
+                  3 * kMxScaleBoxBytes >= kMxSkewMax + kFp8PartRows * kMxRowScales &&
+                  3 * kMxScaleBoxBytes <= kMxScaleSlotBytes,
+              "a contiguous part's scales: three boxes back to back, each destination 128-byte aligned");
+static_assert(kMxPagedScaleBytes % 16 == 0 && kMxPagedScaleBytes >= kMxSkewMax + kMxRowScales &&
+              kMxPagedSkewAt < kMxPagedScaleStride && kMxPagedScaleStride % 128 == 0);
+
+// The skew of a contiguous MXFP4 part whose first row is `row`: where its scales start in its
+// first box (the box starting at the 16-byte multiple below).
+__device__ __forceinline__ int mx_scale_skew(int64_t row) { return static_cast<int>((row * kMxRowScales) % 16); }
 
 // Shared memory (bytes from a 1024-byte-aligned base: the swizzle's period), per KV format:
 //   stage  bf16: kStages tiles of kTileKeys cache rows in KvTile layout;
@@ -568,11 +577,11 @@ __device__ void produce_fp8(const AttentionArgs& a, const WorkItem& w, unsigned 
 }
 
 // The producer warp for an MXFP4 cache: produce_fp8's parts, each of the part's code rows (288
-// bytes) and their scale rows (18 bytes, by the 1-D tensor map `map` over the scale array: a
-// contiguous part in boxes of kMxScaleBoxRows rows, the second only where the part has more rows,
-// a paged one a box per row) on the part's barrier. A box reaching past the part's rows (or the
-// array's end) lands the next rows' scales (or zeros): they belong to masked keys, like the stale
-// codes of the rows past the keys (qk_decoded).
+// bytes) and their scale rows (18 bytes, by the 1-D tensor map `map` over the scale array, boxes
+// from 16-byte multiples: a contiguous part in as many boxes of 128 bytes as its skew and rows need,
+// a paged one a 32-byte box per row, its skew stored beside it) on the part's barrier. Bytes of a
+// box past the part's rows (or the array's end) are the next rows' scales (or zeros): they belong
+// to masked keys, like the stale codes of the rows past the keys (qk_decoded).
 __device__ void produce_mxfp4(const AttentionArgs& a, const WorkItem& w, const CUtensorMap* map,
                               unsigned char* ring, Barrier* full, Barrier* empty) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
@@ -594,26 +603,30 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const WorkItem& w, const C
         unsigned char* scales = dst + kMxCodeBytes;
         const int64_t r0 = t0 + q * kFp8PartRows;
         if (!paged) {
-          const int boxes = (rows + kMxScaleBoxRows - 1) / kMxScaleBoxRows;
+          const int skew = mx_scale_skew(w.row0 + r0);
+          const int boxes = rows > 0 ? (skew + rows * kMxRowScales + kMxScaleBoxBytes - 1) / kMxScaleBoxBytes : 0;
           if (lane == 0) {
             mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kMxRowBytes + boxes * kMxScaleBoxBytes));
             if (rows > 0)
               sm90::bulk_copy(dst, a.kv_mxfp4 + (w.row0 + r0) * kMxRowBytes, static_cast<uint32_t>(rows * kMxRowBytes),
                               &full[slot], policy);
+            const int64_t start = (w.row0 + r0) * kMxRowScales - skew;  // a 16-byte multiple
             for (int box = 0; box < boxes; ++box)
-              sm90::tma_load_1d(scales + box * kMxScaleBoxStride, map,
-                                static_cast<int32_t>((w.row0 + r0 + box * kMxScaleBoxRows) * kMxRowScales),
+              sm90::tma_load_1d(scales + box * kMxScaleBoxBytes, map, static_cast<int32_t>(start + box * kMxScaleBoxBytes),
                                 &full[slot], policy);
           }
         } else {
+          static_assert(kFp8PartRows <= kWarpSize, "a paged part: one row per lane");
+          const int64_t row = lane < rows ? common::kv_row(a, w.b, r0 + lane) : 0;
+          if (lane < rows) scales[lane * kMxPagedScaleStride + kMxPagedSkewAt] = static_cast<unsigned char>(mx_scale_skew(row));
+          __syncwarp();  // the skews stored before the barrier's arrival (release) by lane 0
           if (lane == 0)
             mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * (kMxRowBytes + kMxPagedScaleBytes)));
           __syncwarp();  // the bytes announced before any copy can land
-          for (int r = lane; r < rows; r += kWarpSize) {
-            const int64_t row = common::kv_row(a, w.b, r0 + r);
-            sm90::bulk_copy(dst + r * kMxRowBytes, a.kv_mxfp4 + row * kMxRowBytes, kMxRowBytes, &full[slot], policy);
-            sm90::tma_load_1d(scales + r * kMxPagedScaleStride, map, static_cast<int32_t>(row * kMxRowScales),
-                              &full[slot], policy);
+          if (lane < rows) {
+            sm90::bulk_copy(dst + lane * kMxRowBytes, a.kv_mxfp4 + row * kMxRowBytes, kMxRowBytes, &full[slot], policy);
+            sm90::tma_load_1d(scales + lane * kMxPagedScaleStride, map,
+                              static_cast<int32_t>(row * kMxRowScales - mx_scale_skew(row)), &full[slot], policy);
           }
         }
       }
@@ -675,7 +688,7 @@ __device__ __forceinline__ void decode_box(const uint4 (&w)[2], uint32_t (&lo)[2
 struct Fp8Rows {
   using Codes = uint4[KvTile::kBoxes][2];
   template <int Count>
-  __device__ __forceinline__ static void load(Codes& codes, int first, const unsigned char* part, bool, int lane) {
+  __device__ __forceinline__ static void load(Codes& codes, int first, const unsigned char* part, int, int lane) {
     load_boxes<Count>(codes, first, part, lane);
   }
   __device__ __forceinline__ static bool decode(const Codes& codes, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
@@ -698,15 +711,27 @@ struct Mxfp4Rows {
     uint32_t scales[KvTile::kBoxes][2];
   };
   template <int Count>
-  __device__ __forceinline__ static void load(Codes& c, int first, const unsigned char* part, bool paged, int lane) {
+  // skew: the contiguous part's (mx_scale_skew), or -1 for a paged part (each row's stored in the slot).
+  __device__ __forceinline__ static void load(Codes& c, int first, const unsigned char* part, int skew, int lane) {
     const int g = lane / 4, t = lane % 4;
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(part));
     const uint32_t row = base + static_cast<uint32_t>(g * kMxRowBytes + t * 8);
-    // The scale slot: a contiguous part's rows g and g + 8 in its two boxes, a paged part's 128 apart.
-    const uint32_t scale_row = base + kMxCodeBytes +
-                               static_cast<uint32_t>(paged ? g * kMxPagedScaleStride : g * kMxRowScales) +
-                               static_cast<uint32_t>(t / 2);
-    const uint32_t scale_second = paged ? 8 * kMxPagedScaleStride : kMxScaleBoxStride;
+    // The scale slot: a contiguous part's rows 18 bytes apart from its skew on, a paged part's 128
+    // apart, each from its own skew.
+    const uint32_t slot = base + kMxCodeBytes;
+    uint32_t scale_at[2];
+    if (skew >= 0) {
+      scale_at[0] = slot + static_cast<uint32_t>(skew + g * kMxRowScales);
+      scale_at[1] = scale_at[0] + 8 * kMxRowScales;
+    } else {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const uint32_t at = slot + static_cast<uint32_t>((g + 8 * r) * kMxPagedScaleStride);
+        uint32_t row_skew;
+        asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(row_skew) : "r"(at + kMxPagedSkewAt) : "memory");
+        scale_at[r] = at + row_skew;
+      }
+    }
 #pragma unroll
     for (int b = first; b < first + Count; ++b)
 #pragma unroll
@@ -717,7 +742,7 @@ struct Mxfp4Rows {
                      : "memory");
         asm volatile("ld.shared.u8 %0, [%1];\n"
                      : "=r"(c.scales[b][r])
-                     : "r"(scale_row + static_cast<uint32_t>(r) * scale_second + static_cast<uint32_t>(2 * b))
+                     : "r"(scale_at[r] + static_cast<uint32_t>(2 * b + t / 2))
                      : "memory");
       }
   }
@@ -763,10 +788,10 @@ struct Mxfp4Rows {
 // of the last one is issued: all 18 loads at once did not fit in the registers beside Oᵀ of 512
 // dims.
 template <class Rows>
-__device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, bool paged, Barrier* empty,
+__device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, int aux, Barrier* empty,
                                            const unsigned char* sq, unsigned char* vtile, int n, int warp, int lane) {
   typename Rows::Codes codes;
-  Rows::template load<kLoadBatch>(codes, 0, part, paged, lane);
+  Rows::template load<kLoadBatch>(codes, 0, part, aux, lane);
   const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
   const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
   const int t = lane % 4;
@@ -815,7 +840,7 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, bo
           b > 0 || j >= 2);
     sm90::wgmma_commit();
     if (b % kLoadBatch == 0 && b + kLoadBatch < KvTile::kBoxes) {
-      Rows::template load<kLoadBatch>(codes, b + kLoadBatch, part, paged, lane);
+      Rows::template load<kLoadBatch>(codes, b + kLoadBatch, part, aux, lane);
       if (b + 2 * kLoadBatch >= KvTile::kBoxes) {  // the last batch: the part is free
         __syncwarp();  // every lane's loads before the release
         if (lane == 0) mma::bulk_barrier_arrive(empty);
@@ -1098,10 +1123,14 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         mma::bulk_barrier_wait(&full[slot], ring_phase<kRingParts>(part));
         Acc s;
         if constexpr (kMxfp4) {
-          qk_decoded<Mxfp4Rows<kF16P>>(s, smem + plan.stage + slot * kMxPartBytes, a.kv_indices != nullptr, &empty[slot], sq,
-                                own_v, n, wg_warp, lane);
+          const int skew = a.kv_indices != nullptr
+                               ? -1
+                               : mx_scale_skew(w.row0 + keys.first + static_cast<int64_t>(t) * kTileKeys +
+                                               wg_warp * kFp8PartRows);
+          qk_decoded<Mxfp4Rows<kF16P>>(s, smem + plan.stage + slot * kMxPartBytes, skew, &empty[slot], sq, own_v, n,
+                                       wg_warp, lane);
         } else {
-          qk_decoded<Fp8Rows>(s, smem + plan.stage + slot * kFp8PartBytes, false, &empty[slot], sq, own_v, n, wg_warp,
+          qk_decoded<Fp8Rows>(s, smem + plan.stage + slot * kFp8PartBytes, 0, &empty[slot], sq, own_v, n, wg_warp,
                               lane);
         }
         if (t > 0) take_stats(t - 1);
@@ -1267,8 +1296,8 @@ void launch_attention(std::size_t instance, const AttentionArgs& args, int64_t b
   if (kInstances[instance].kv == problem::KvFormat::bf16 && args.cache_rows > 0)
     map = sm90::bf16_row_tensor_map(args.kv_bf16, args.cache_rows, kQkDim,
                                     args.kv_indices == nullptr ? kTileKeys : 1);
-  // MXFP4: the map of the block scales (produce_mxfp4), boxes of a contiguous part's 8 rows or of one
-  // paged row.
+  // MXFP4: the map of the block scales (produce_mxfp4): 128-byte boxes for a contiguous cache, 32-byte
+  // ones (a row) for a paged one.
   if (kInstances[instance].kv == problem::KvFormat::mxfp4 && args.cache_rows > 0)
     map = sm90::byte_tensor_map_1d(args.kv_mxfp4_scale, args.cache_rows * kMxRowScales,
                                    args.kv_indices == nullptr ? kMxScaleBoxBytes : kMxPagedScaleBytes);

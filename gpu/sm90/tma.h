@@ -73,10 +73,11 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
 }
 
 // The box of a 1-D tensor map (gpu/sm90/tensor_map.h byte_tensor_map_1d) starting at element `x`
-// (any element: only the map's base is aligned) into shared `dst` (128-byte aligned, as every
-// bulk tensor copy's destination), completing on `bar`, with an L2 cache policy: the MXFP4 block
-// scales of the Hopper family, whose 18-byte rows no plain bulk copy can move. Elements past the
-// tensor's end land as zeros, and the whole box counts on `bar`.
+// (at a 16-byte multiple: a box from byte 18 r was an illegal instruction on the H200, device run 1
+// of hopper-mxfp4) into shared `dst` (128-byte aligned, as every bulk tensor copy's destination),
+// completing on `bar`, with an L2 cache policy: the MXFP4 block scales of the Hopper family, whose
+// 18-byte rows no plain bulk copy can move. Elements past the tensor's end land as zeros, and the
+// whole box counts on `bar`.
 __device__ __forceinline__ void tma_load_1d(void* dst, const CUtensorMap* map, int32_t x,
                                             mma::BulkBarrier* bar, uint64_t policy) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
