@@ -52,6 +52,16 @@ constexpr std::string_view kWhyHopperFp8 =
     "64-key tiles decoded to bf16 by their owner (gpu/hopper/config.h); splits: the mma family's wave "
     "model with this tile (not re-measured for fp8)";
 
+constexpr std::string_view kWhyHopperMxfp4 =
+    "a producer warp (bulk copies of code rows, the block scales by a 1-D tensor map) into a ring of 10 parts "
+    "of 16 keys, two consumer warpgroups, 64-key tiles decoded to bf16 by table lookups in their owner "
+    "(gpu/hopper/config.h); splits: the mma family's wave model with this tile (not re-measured for MXFP4)";
+
+constexpr std::string_view kWhyHopperA4w4 =
+    "the a16w4 hopper kernel with Q quantized to MXFP4 (decoded to bf16 at staging), f16 P as two bf16 "
+    "parts, base 2; tile: 64 keys, the softmax step (the recipe's 32 overridden, as the mma row does); splits: "
+    "the mma family's wave model (not re-measured)";
+
 constexpr Row kTable[] = {
     {"a16w16", Schedule::single_pass, FamilyId::portable, {portable::kThreads, 0}, kWhySingle},
     {"a16w16", Schedule::split_k, FamilyId::portable, {portable::kThreads, 32}, kWhySplit},
@@ -83,6 +93,8 @@ constexpr Row kTable[] = {
     {"a4w4", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
     {"a16w16", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopper},
     {"a16w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperFp8},
+    {"a16w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperMxfp4},
+    {"a4w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA4w4},
     {"a16w16", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
     {"a16w8", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
 };

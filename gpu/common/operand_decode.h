@@ -178,4 +178,92 @@ MLACHECK_HD inline uint32_t mxfp4_pair_to_bf16_pair(uint32_t codes, uint32_t sca
          ((codes & 0x80u) << 24);
 }
 
+
+// --- MXFP4, eight codes by table lookups -------------------------------------------------------------
+// For kernels that decode whole tiles (the Hopper family's a16w4): four code bytes (eight E2M1
+// codes, byte k = codes 2k and 2k + 1, low nibble first) with one block scale as four bf16 pairs,
+// out[k] = byte k's two values, the bits of mxfp4_pair_to_bf16_pair(byte k, scale), by byte-permute
+// table lookups and one bf16x2 multiply per pair, for scales 1 .. 254 (mxfp4_scale_is_fast; 0 and
+// 255 take mxfp4_pair_to_bf16_pair: 2^-127 is no bf16 normal, 255 is NaN whatever the code).
+//   1. Each magnitude m (3 bits; the selector's bit 3 would replicate a sign) picks a byte of
+//      kMxfp4Selectors: low nibble the index of the value's low bf16 byte in kMxfp4Bytes, high
+//      nibble the index of its high byte. A negative code sets bit 2 of the high nibble (the
+//      second half of kMxfp4Bytes holds the high bytes with the sign set): a permute of a word of
+//      0x80 bytes by the raw codes gives 0xFF where the code's sign (its selector bit 3)
+//      replicates the 0x80's top bit, 0x80 elsewhere, and its bit 6 is the flag.
+//   2. Two such bytes are the four selector nibbles of a pair: a permute of kMxfp4Bytes by them
+//      gives [low byte, high byte] of both values, the exact bf16 of ±0, 0.5, 1, 1.5, 2, 3, 4, 6.
+//   3. Times 2^(s-127) (bf16 bits s << 7, a normal for s in 1..254): exact, the values having two
+//      significant bits, except where the float32 product of the reference overflows too (s >= 253,
+//      to ±Inf in both: bf16 has float32's exponent range and both round to nearest); the one
+//      subnormal result, 0.5 · 2^-126 at s = 1, is exact as well (bf16 arithmetic keeps subnormals;
+//      PTX mul.bf16x2 has no flush-to-zero form).
+// About 2.4 instructions a code on NVIDIA sm_90 (per word: an AND, 3 shifts, 8 permutes, 2 ORs, 4
+// multiplies) and lookups instead of per-element arithmetic. Elsewhere the same lookups by a
+// portable model of the permute (so the host test checks the tables): mxfp4_octet_model.
+// tests/gpu/operand_decode_test.cpp checks it against mxfp4_pair_to_bf16_pair over every code byte
+// and scale on the host, tests/gpu/mma_test.cpp the device build.
+inline constexpr uint32_t kMxfp4SelectorsLow = 0x13141000u;   // m = 0..3
+inline constexpr uint32_t kMxfp4SelectorsHigh = 0x23242220u;  // m = 4..7
+inline constexpr uint32_t kMxfp4BytesLow = 0xC0403F00u;       // 00 3F 40 C0
+inline constexpr uint32_t kMxfp4BytesHigh = 0x40C0BF80u;      // 80 BF C0 40
+MLACHECK_HD constexpr bool mxfp4_scale_is_fast(uint32_t scale) noexcept { return scale - 1u < 254u; }
+
+namespace detail {
+// PTX prmt.b32 d, a, b, c (default mode): byte i of d is byte c[4i+2:4i] of {b, a} (a the low
+// word), or that byte's top bit replicated when c[4i+3] is set.
+MLACHECK_HD constexpr uint32_t prmt_model(uint32_t a, uint32_t b, uint32_t c) noexcept {
+  const uint64_t both = (static_cast<uint64_t>(b) << 32) | a;
+  uint32_t d = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t nib = (c >> (4 * i)) & 0xFu;
+    const auto byte = static_cast<uint32_t>((both >> (8 * (nib & 7u))) & 0xFFu);
+    d |= ((nib & 8u) != 0 ? ((byte & 0x80u) != 0 ? 0xFFu : 0u) : byte) << (8 * i);
+  }
+  return d;
+}
+// The selector words of step 1 for the four codes in the low 16 bits of `codes`.
+MLACHECK_HD constexpr uint32_t mxfp4_selectors_model(uint32_t codes) noexcept {
+  return prmt_model(kMxfp4SelectorsLow, kMxfp4SelectorsHigh, codes & 0x7777u) |
+         (prmt_model(0x80808080u, 0x80808080u, codes) & 0x40404040u);
+}
+}  // namespace detail
+
+// The portable lookups: byte k of `codes` through steps 1 and 2 (the scale not applied): the bf16
+// pair of mxfp4_pair_to_bf16_pair(byte k, 127).
+MLACHECK_HD constexpr uint32_t mxfp4_unscaled_pair_model(uint32_t codes, int k) noexcept {
+  const uint32_t sel = detail::mxfp4_selectors_model(codes >> (16 * (k / 2)));
+  return detail::prmt_model(kMxfp4BytesLow, kMxfp4BytesHigh, sel >> (16 * (k % 2)));
+}
+
+MLACHECK_HD inline void mxfp4_octet_to_bf16_pairs(uint32_t codes, uint32_t scale, uint32_t (&out)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const uint32_t scale_pair = (scale << 7) | (scale << 23);
+  const uint32_t mag = codes & 0x77777777u;
+  uint32_t sel[2], sign[2];
+  asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(sel[0]) : "r"(kMxfp4SelectorsLow), "r"(kMxfp4SelectorsHigh), "r"(mag));
+  asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(sel[1]) : "r"(kMxfp4SelectorsLow), "r"(kMxfp4SelectorsHigh), "r"(mag >> 16));
+  asm("prmt.b32 %0, %1, %1, %2;\n" : "=r"(sign[0]) : "r"(0x80808080u), "r"(codes));
+  asm("prmt.b32 %0, %1, %1, %2;\n" : "=r"(sign[1]) : "r"(0x80808080u), "r"(codes >> 16));
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const uint32_t both = sel[h] | (sign[h] & 0x40404040u);
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      uint32_t pair;
+      asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(pair) : "r"(kMxfp4BytesLow), "r"(kMxfp4BytesHigh), "r"(both >> (16 * k)));
+      asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(out[2 * h + k]) : "r"(pair), "r"(scale_pair));
+    }
+  }
+#else
+  const float s = quant::f32_from_bits(scale << 23);
+  for (int k = 0; k < 4; ++k) {
+    const uint32_t pair = mxfp4_unscaled_pair_model(codes, k);
+    const float lo = quant::f32_from_bits(pair << 16) * s;
+    const float hi = quant::f32_from_bits(pair & 0xFFFF0000u) * s;
+    out[k] = (quant::f32_bits(lo) >> 16) | (quant::f32_bits(hi) & 0xFFFF0000u);
+  }
+#endif
+}
+
 }  // namespace mlacheck::gpu::common

@@ -29,6 +29,12 @@ inline constexpr int kStages = 2;
 // not (gpu/hopper/attention.hip's static_assert).
 inline constexpr int kFp8PartRows = 16;
 inline constexpr int kFp8RingParts = 8;
+// MXFP4 KV (a16w4): the fp8 design, with parts of kFp8PartRows rows of 288 code bytes plus a slot
+// for their 18 scale bytes each (attention.hip). An MXFP4 tile is 19.6 KB, about half an fp8 tile,
+// so 8 parts (two tiles) would keep only 39 KB in flight per SM; 10 (2.5 tiles, 66.5 KB) are as
+// many as fit beside the two bf16 value tiles, Q and P (attention.hip's static_assert). Not measured
+// against 8 yet.
+inline constexpr int kMxfp4RingParts = 10;
 // The split rule's constants (gpu/fast/split_rule.h's model): a block's fixed cost in tiles, as the
 // mma family measured it (data/tunables/fast.def kBlockOverheadTiles; not re-measured here).
 inline constexpr int kBlockOverheadTiles = 2;

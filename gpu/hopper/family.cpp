@@ -1,6 +1,6 @@
 // The Hopper family (gpu/family.h): NVIDIA sm_90a's warpgroup MMA (gpu/sm90/wgmma.h) for both
-// products on tiles of 64 keys, bf16 caches read as stored, fp8 (e4m3fn) caches decoded to bf16 by
-// the tile's owner (gpu/hopper/attention.hip); NVIDIA only.
+// products on tiles of 64 keys, bf16 caches read as stored, fp8 (e4m3fn) and MXFP4 caches decoded
+// to bf16 by the tile's owner (gpu/hopper/attention.hip); NVIDIA only.
 #include "gpu/hopper/family.h"
 
 #include <string>
@@ -24,13 +24,16 @@ std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
     return "no hopper kernel instance for KV " + std::string(problem::to_string(r.kv)) + " x P " +
            std::string(problem::to_string(r.p)) + " x softmax base " +
            std::string(problem::to_string(r.base)) +
-           " (gpu/hopper/instances.h: bf16 or fp8 KV with bf16 P so far)";
+           " (gpu/hopper/instances.h: bf16, fp8 or MXFP4 KV with bf16 P, MXFP4 KV with f16 P and base 2)";
   if (r.kv == problem::KvFormat::fp8 && r.fp8 != quant::Fp8Format::e4m3fn)
     return "the hopper kernel decodes e4m3fn caches only (gpu/common/operand_decode.h's fast path)";
   if (r.kv == problem::KvFormat::fp8 && r.kv_scale != problem::KvScale::scores_output)
     return "the hopper kernel applies the fp8 KV scale to the scores and the output only "
            "(kv-scale=" + std::string(problem::to_string(problem::KvScale::scores_output)) + ")";
-  if (r.q != problem::QFormat::bf16) return "the hopper kernel reads a bf16 Q (no Q quantization yet)";
+  if (r.p == problem::PFormat::f16 && r.q != problem::QFormat::mxfp4_dynamic)
+    return "the hopper kernel's f16-P instance reads Q as MXFP4 codes (mxfp4-dynamic)";
+  if (r.p != problem::PFormat::f16 && r.q != problem::QFormat::bf16)
+    return "the hopper kernel reads a bf16 Q (Q quantization: MXFP4 with f16 P only)";
   if (r.softmax_tile != kTileKeys)
     return "the hopper kernel's softmax step is its tile of " + to_string(kTileKeys) + " keys";
   if (s.schedule == Schedule::single_pass)

@@ -12,6 +12,7 @@
 #include "gpu/hopper/family.h"
 #include "gpu/hopper/instances.h"
 #include "gpu/hopper/kernels.h"
+#include "problem/shape.h"
 
 namespace mlacheck::gpu::hopper {
 namespace {
@@ -28,7 +29,11 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   const problem::Recipe& r = s.recipe;
   require(r.softmax_tile == kTileKeys, "the kernel's softmax step is its tile of " +
                                            std::to_string(kTileKeys) + " keys");
-  require(r.q == problem::QFormat::bf16, "the kernel reads a bf16 Q");
+  require(r.q == (r.p == problem::PFormat::f16 ? problem::QFormat::mxfp4_dynamic : problem::QFormat::bf16),
+          "the kernel reads a bf16 Q, MXFP4 codes with f16 P");
+  // MXFP4 Q: the token's codes and scales by 16-byte asynchronous copies from the workspace (whose
+  // regions are aligned to WorkspaceLayout::kAlignment from its base).
+  require(r.q != problem::QFormat::mxfp4_dynamic || aligned16(p.workspace), "the workspace must be 16-byte aligned");
   require(s.schedule != Schedule::single_pass,
           "the kernel runs split-K or persistent (one split is a single pass)");
   const auto instance = find_instance(r);
@@ -37,11 +42,20 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   require(p.max_kv_len >= 0 && p.total_kv >= 0, "max_kv_len or total_kv < 0");
   // 16-byte copies of Q; the bulk tensor copies' map of a bf16 cache and the bulk copies of an fp8
   // one (16-byte aligned base; row coordinates of 32 bits).
-  require(aligned16(p.q) && aligned16(r.kv == problem::KvFormat::fp8 ? static_cast<const void*>(p.kv_fp8)
-                                                                      : static_cast<const void*>(p.kv_bf16)),
+  require(aligned16(p.q) && (r.kv == problem::KvFormat::mxfp4 ||
+                             aligned16(r.kv == problem::KvFormat::fp8 ? static_cast<const void*>(p.kv_fp8)
+                                                                      : static_cast<const void*>(p.kv_bf16))),
           "Q and the KV cache must be 16-byte aligned");
   require(p.cache_rows > 0 || p.total_kv == 0, "cache_rows (the cache's row count) must be set");
   require(p.cache_rows < (int64_t{1} << 31), "the cache must have fewer than 2^31 rows");
+  if (r.kv == problem::KvFormat::mxfp4) {
+    // Bulk copies of the 288-byte code rows; the scales' 1-D tensor map (16-byte aligned base, byte
+    // coordinates of 32 bits).
+    require(aligned16(p.kv_mxfp4) && aligned16(p.kv_mxfp4_scale),
+            "the MXFP4 codes and block scales must be 16-byte aligned");
+    require(p.cache_rows * problem::kMxfp4RowScales < (int64_t{1} << 31),
+            "an MXFP4 cache's block scales must be fewer than 2^31 bytes");
+  }
   const problem::SplitPlan plan =
       family().split_plan(s, {p.num_requests, p.max_kv_len, p.total_kv}, p.multiprocessors);
   // Split-K of 2 to 8 splits: the merge in the kernel's clusters (no partials through global

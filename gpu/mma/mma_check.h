@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "quant/hd.h"
+
 namespace mlacheck::gpu {
 
 // The layer's constants as the device code built for GPU 0 sees them.
@@ -54,6 +56,16 @@ std::vector<float> device_mma_scaled_e2m1(const std::vector<uint8_t>& a,
 // fast path has no NaN case: entries of pairs with a NaN code are unspecified).
 enum class PairTo { bf16, f16, bf16_quad_lo, bf16_quad_hi };
 std::vector<uint32_t> device_e4m3fn_pairs(PairTo to);
+
+// The eight-code MXFP4 decode of the Hopper family's a16w4 tiles (gpu/common/operand_decode.h) on
+// the device: for every scale s (0..255) and code byte c, the four pairs of
+// mxfp4_octet_to_bf16_pairs(mxfp4_octet_word(c), s) for the scales it takes (mxfp4_scale_is_fast),
+// of mxfp4_pair_to_bf16_pair byte by byte for the others; entry 4 (256 s + c) + k is byte k's pair.
+// The word holds c and three other bytes, so every byte position sees every code.
+MLACHECK_HD constexpr uint32_t mxfp4_octet_word(uint32_t c) {
+  return c | ((c + 85u) & 0xFFu) << 8 | ((c + 170u) & 0xFFu) << 16 | ((c + 255u) & 0xFFu) << 24;
+}
+std::vector<uint32_t> device_mxfp4_octets();
 
 // kAsyncCopyChunks chunks of 16 bytes copied by async_copy_16 into poisoned shared memory (chunk
 // c with valid = valid[c] != 0) in two commit groups, read back by another thread after

@@ -16,4 +16,10 @@ namespace mlacheck::gpu::sm90 {
 // std::runtime_error naming the driver's result when the driver refuses the map.
 CUtensorMap bf16_row_tensor_map(const void* base, int64_t rows, int row_elems, int box_rows);
 
+// Boxes of `box_bytes` bytes (a multiple of 16, at most 256) of a 1-D array of `bytes` bytes at
+// `base` (16-byte aligned; fewer than 2^31 bytes, the box coordinate being 32 bits): a box must start
+// at a multiple of 16 bytes (elsewhere the copy was an illegal instruction on the H200), and its
+// bytes past the array's end land as zeros. No swizzle. Throws like bf16_row_tensor_map.
+CUtensorMap byte_tensor_map_1d(const void* base, int64_t bytes, int box_bytes);
+
 }  // namespace mlacheck::gpu::sm90

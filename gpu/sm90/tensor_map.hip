@@ -55,4 +55,24 @@ CUtensorMap bf16_row_tensor_map(const void* base, int64_t rows, int row_elems, i
   return map;
 }
 
+CUtensorMap byte_tensor_map_1d(const void* base, int64_t bytes, int box_bytes) {
+  constexpr int kMaxBox = 256;  // the driver's limit on each box dimension
+  if (bytes < 1 || bytes >= (int64_t{1} << 31) || box_bytes < 16 || box_bytes > kMaxBox || box_bytes % 16 != 0)
+    throw std::invalid_argument("byte_tensor_map_1d: " + std::to_string(bytes) + " bytes, boxes of " +
+                                std::to_string(box_bytes));
+  CUtensorMap map{};
+  const cuuint64_t dims[1] = {static_cast<cuuint64_t>(bytes)};
+  const cuuint64_t no_strides[1] = {0};  // rank 1: no stride beyond the innermost dimension's
+  const cuuint32_t box[1] = {static_cast<cuuint32_t>(box_bytes)};
+  const cuuint32_t element_strides[1] = {1};
+  const CUresult r = encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, const_cast<void*>(base), dims,
+                               no_strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                               CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error("bulk tensor copies: cuTensorMapEncodeTiled refused the 1-D map of " +
+                             std::to_string(bytes) + " bytes (CUresult " + std::to_string(r) + ")");
+  return map;
+}
+
 }  // namespace mlacheck::gpu::sm90

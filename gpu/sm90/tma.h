@@ -72,6 +72,32 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
 #endif
 }
 
+// The box of a 1-D tensor map (gpu/sm90/tensor_map.h byte_tensor_map_1d) starting at element `x`
+// (at a 16-byte multiple: a box from byte 18 r was an illegal instruction on the H200, device run 1
+// of hopper-mxfp4) into shared `dst` (128-byte aligned, as every bulk tensor copy's destination),
+// completing on `bar`, with an L2 cache policy: the MXFP4 block scales of the Hopper family, whose
+// 18-byte rows no plain bulk copy can move. Elements past the tensor's end land as zeros, and the
+// whole box counts on `bar`.
+__device__ __forceinline__ void tma_load_1d(void* dst, const CUtensorMap* map, int32_t x,
+                                            mma::BulkBarrier* bar, uint64_t policy) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2}], [%3], %4;\n"
+      :
+      : "r"(mma::shared_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x),
+        "r"(mma::shared_address(bar)), "l"(policy)
+      : "memory");
+#else
+  (void)dst;
+  (void)map;
+  (void)x;
+  (void)bar;
+  (void)policy;
+  __trap();  // compiled for sm_90a only (gpu/CMakeLists.txt)
+#endif
+}
+
 // mma::bulk_copy (a plain bulk copy: `bytes` contiguous bytes, a multiple of 16, both addresses
 // 16-byte aligned, completing on `bar`) with an L2 cache policy (l2_evict_first_policy): the fp8
 // tiles of the Hopper family, whose rows are not a multiple of a 128-byte swizzle span.

@@ -316,6 +316,39 @@ TEST(GpuMma, E4m3fnQuadToBf16PairsIsExactForEveryFinitePair) {
 #endif
 }
 
+// The eight-code MXFP4 decode of the Hopper family's a16w4 tiles as the kernel takes it (table
+// lookups for scales 1..254, the pair decode for 0 and 255) against mxfp4_pair_to_bf16_pair, the
+// bit-exact reference of the decode (tests/gpu/operand_decode_test.cpp checks it against the
+// codecs): every code byte in every byte position, every scale, bit for bit (NaN by NaN-ness).
+TEST(GpuMma, Mxfp4OctetToBf16PairsIsExactForEveryByteAndScale) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+  const std::vector<uint32_t> got = device_mxfp4_octets();
+  ASSERT_EQ(got.size(), 4u * 65536u);
+  int wrong = 0;
+  for (uint32_t scale = 0; scale < 256; ++scale)
+    for (uint32_t c = 0; c < 256; ++c) {
+      const uint32_t word = mxfp4_octet_word(c);
+      for (uint32_t k = 0; k < 4; ++k) {
+        const uint32_t byte = (word >> (8 * k)) & 0xFFu;
+        const uint32_t want = common::mxfp4_pair_to_bf16_pair(byte, scale);
+        const uint32_t g = got[4 * (256 * scale + c) + k];
+        for (int half = 0; half < 2; ++half) {
+          const auto gh = static_cast<uint16_t>(g >> (16 * half)), wh = static_cast<uint16_t>(want >> (16 * half));
+          const auto is_nan = [](uint16_t b) { return (b & 0x7F80u) == 0x7F80u && (b & 0x7Fu) != 0; };
+          const bool ok = is_nan(wh) ? is_nan(gh) : gh == wh;
+          if (!ok && ++wrong <= 8)
+            ADD_FAILURE() << std::hex << "scale 0x" << scale << ", code byte 0x" << byte << " (E2M1 0x"
+                          << ((byte >> (4 * half)) & 0xFu) << ", byte " << k << ", half " << half
+                          << "): got bf16 0x" << gh << " (sign " << (gh >> 15) << ", exponent 0x"
+                          << ((gh >> 7) & 0xFF) << ", mantissa 0x" << (gh & 0x7F) << "), expected 0x" << wh;
+        }
+      }
+    }
+  EXPECT_EQ(wrong, 0);
+#endif
+}
+
 TEST(GpuMma, AsyncCopyCopiesValidChunksAndZeroFillsTheOthers) {
   if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)

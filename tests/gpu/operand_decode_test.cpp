@@ -95,6 +95,33 @@ TEST(OperandDecode, Mxfp4PairsToBf16AreTheCodecsValues) {
   }
 }
 
+// The eight-code MXFP4 decode (table lookups, gpu/common/operand_decode.h): the fast-scale test
+// takes exactly the scales other than 0 and 255; the host path (the lookups by the portable model
+// of the permute, then the scale in float32) and the lookups alone (scale 127 = 1) give
+// mxfp4_pair_to_bf16_pair's bits for every code byte in every byte position and every fast scale.
+TEST(OperandDecode, Mxfp4OctetsByTableLookupsAreThePairDecode) {
+  for (uint32_t scale = 0; scale < 256; ++scale) {
+    EXPECT_EQ(mxfp4_scale_is_fast(scale), scale != 0 && scale != 255) << scale;
+    if (!mxfp4_scale_is_fast(scale)) continue;
+    for (uint32_t c = 0; c < 256; ++c) {
+      const uint32_t word = c | ((c + 85u) & 0xFFu) << 8 | ((c + 170u) & 0xFFu) << 16 | ((c + 255u) & 0xFFu) << 24;
+      uint32_t got[4];
+      mxfp4_octet_to_bf16_pairs(word, scale, got);
+      for (int k = 0; k < 4; ++k) {
+        const uint32_t byte = (word >> (8 * k)) & 0xFFu;
+        const uint32_t want = mxfp4_pair_to_bf16_pair(byte, scale);
+        expect_same(static_cast<uint16_t>(got[k]), static_cast<uint16_t>(want), "octet, low", scale << 8 | byte);
+        expect_same(static_cast<uint16_t>(got[k] >> 16), static_cast<uint16_t>(want >> 16), "octet, high",
+                    scale << 8 | byte);
+        if (scale == 127) {
+          EXPECT_EQ(mxfp4_unscaled_pair_model(word, k), want) << std::hex << byte;
+        }
+      }
+      if (HasFailure()) return;
+    }
+  }
+}
+
 TEST(OperandDecode, F16PatternsOfFp8ValuesAreExact) {
   for (const auto format : {quant::Fp8Format::e4m3fn, quant::Fp8Format::e4m3fnuz}) {
     for (uint32_t c = 0; c < 256; ++c) {
