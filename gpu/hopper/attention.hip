@@ -121,13 +121,15 @@ constexpr int kConsumerWarps = kConsumerThreads / kWarpSize;
 // and the fp8 consumers, holding a part's codes, the decoded A fragments and Oᵀ, spilled 164 bytes.
 template <problem::KvFormat Kv>
 constexpr int kThreads = kConsumerThreads + (Kv != problem::KvFormat::bf16 ? sm90::kWarpgroupThreads : kWarpSize);
-// setmaxnreg (fp8): the producer warpgroup keeps kProducerRegisters, each consumer thread gets
-// kConsumerRegisters; at launch every thread has 168 (65536 / 384 rounded down to 8), and
-// 2 x 128 x (232 - 168) = 128 x (168 - 40). ptxas keeps the producer's code within its 40: with
-// the work-item cursor (TokenCursor) it spills about 180 bytes there (ptxas -v; 8 before the
-// cursor), in a warp that mostly waits on the ring; the consumers' code does not spill.
-constexpr int kProducerRegisters = 40;
-constexpr int kConsumerRegisters = 232;
+// setmaxnreg (fp8, MXFP4): the producer warpgroup keeps kProducerRegisters, each consumer thread
+// gets kConsumerRegisters; at launch every thread has 168 (65536 / 384 rounded down to 8), and
+// 2 x 128 x (224 - 168) = 128 x (168 - 56), within the file's 65536. ptxas keeps the producer's code
+// within its share: at 40 (consumers 232) the producer, which also walks the work-item cursor
+// (TokenCursor), spilled 68 to 148 bytes (ptxas -v) and a16w4 ran at 797 µs at 256 x 8192; at 56 /
+// 224 the split-K instances spill 14 to 26 bytes and a16w4 ran at 714 µs, a4w4 1311 -> 1278, a16w8
+// the same (567 µs) (device run 5 of 2026-12-02 session 5, both binaries in one call).
+constexpr int kProducerRegisters = 56;
+constexpr int kConsumerRegisters = 224;
 static_assert(kWarpgroups * sm90::kWarpgroupThreads * kConsumerRegisters +
                   sm90::kWarpgroupThreads * kProducerRegisters <=
               65536, "setmaxnreg: the register file holds the consumers' and the producers' shares");
