@@ -130,6 +130,30 @@ MLACHECK_HD inline void e4m3fn_quad_to_bf16_pairs_finite(uint32_t codes, uint32_
 #endif
 }
 
+// After e4m3fn_quad_to_bf16_pairs_finite of four codes of which some are NaNs (which it gives as
+// ±480, bf16 0x43F0 | sign): each NaN code's half ORed with 0x7FF0, which makes it 0x7FF0 | sign,
+// e4m3fn_to_bf16_bits' NaN, and leaves the other halves as they are. So the fast decode and this
+// equal e4m3fn_pair_to_bf16_pair on all four codes (tests/gpu/mma_test.cpp checks every pair).
+// NVIDIA sm_90: one byte permute a half-word mask from the probe's bit 7 of each byte (the
+// selector's bit 3 replicates a byte's top bit), one AND-OR.
+MLACHECK_HD inline void e4m3fn_quad_nan_fixup(uint32_t codes, uint32_t& lo, uint32_t& hi) {
+  constexpr uint32_t kNanHalves = 0x7FF07FF0u;
+  const uint32_t nan_bytes = e4m3fn_nan_probe(codes) & kE4m3fnNanLanes;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  uint32_t mask_lo, mask_hi;
+  asm("prmt.b32 %0, %1, 0, 0x9988;\n" : "=r"(mask_lo) : "r"(nan_bytes));  // codes 0, 1
+  asm("prmt.b32 %0, %1, 0, 0xBBAA;\n" : "=r"(mask_hi) : "r"(nan_bytes));  // codes 2, 3
+#else
+  auto halves = [&](int first) {
+    return ((nan_bytes >> (8 * first + 7)) & 1u ? 0xFFFFu : 0u) |
+           ((nan_bytes >> (8 * first + 15)) & 1u ? 0xFFFF0000u : 0u);
+  };
+  const uint32_t mask_lo = halves(0), mask_hi = halves(2);
+#endif
+  lo |= mask_lo & kNanHalves;
+  hi |= mask_hi & kNanHalves;
+}
+
 // The same two codes as an f16 pair. NVIDIA sm_89+: cvt.rn.f16x2.e4m3x2, one instruction for both
 // (exact: every e4m3fn value is an f16 value; NaN stays NaN). Elsewhere (the host, AMD, whose fp8
 // converts read e4m3fnuz on gfx942): the bit arithmetic.

@@ -648,8 +648,16 @@ __device__ __forceinline__ void f16_parts(float p, uint16_t& hi, uint16_t& lo) {
 __device__ __forceinline__ uint32_t round_pair_to_f16(uint32_t w) {
   return common::pair_of(common::round_to_f16(common::lo_bf16(w)), common::round_to_f16(common::hi_bf16(w)));
 }
-__device__ __forceinline__ uint4 round_pairs_to_f16(uint4 w) {
-  return uint4{round_pair_to_f16(w.x), round_pair_to_f16(w.y), round_pair_to_f16(w.z), round_pair_to_f16(w.w)};
+// A box's value pairs (decode's lo and hi) each rounded to f16, in place (a4w4, scales outside
+// 104..140: rare), in a loop that is not unrolled, for the code size (Mxfp4Rows::decode).
+__device__ __forceinline__ void round_value_pairs_to_f16(uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
+  uint32_t pairs[16];  // local memory, in this path only
+#pragma unroll
+  for (int k = 0; k < 8; ++k) pairs[k] = lo[k / 4][k % 4], pairs[8 + k] = hi[k / 4][k % 4];
+#pragma unroll 1
+  for (int k = 0; k < 16; ++k) pairs[k] = round_pair_to_f16(pairs[k]);
+#pragma unroll
+  for (int k = 0; k < 8; ++k) lo[k / 4][k % 4] = pairs[k], hi[k / 4][k % 4] = pairs[8 + k];
 }
 
 // Sᵀ = K Qᵀ of one tile over all 576 dims, each box of the tile once its copy has landed (issued
@@ -821,28 +829,28 @@ __device__ __forceinline__ void load_boxes(uint4 (&w)[KvTile::kBoxes][2], int fi
 }
 
 // The bf16 pairs of one box of this thread's codes: lo[r][j] holds dims 16 t + 4 j, + 1 of row
-// g + 8 r, hi[r][j] dims 16 t + 4 j + 2, + 3. Exact (gpu/common/operand_decode.h): the fast decode
-// unless a code of the box is a NaN.
+// g + 8 r, hi[r][j] dims 16 t + 4 j + 2, + 3. Exact (gpu/common/operand_decode.h): the fast decode,
+// which gives a NaN code ±480 (bf16 0x43F0 | sign), then, where a code of the box is a NaN, that
+// half OR 0x7FF0: 0x7FF0 | sign, e4m3fn_to_bf16_bits' NaN. A fix-up of a few instructions a word
+// rather than the pair decode of the whole box: that inlined 16 pair decodes with their branches
+// into each of the tile's 9 boxes, and the fp8 tile loop took 9078 instructions (145 KB), more than
+// the instruction cache holds (device run 1 of 2026-12-02's sixth session: half of the stalls at
+// 4 x 1024 waiting for an instruction fetch).
 __device__ __forceinline__ void decode_box(const uint4 (&w)[2], uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
   const uint32_t words[2][4] = {{w[0].x, w[0].y, w[0].z, w[0].w}, {w[1].x, w[1].y, w[1].z, w[1].w}};
   uint32_t probe = 0;
 #pragma unroll
   for (int r = 0; r < 2; ++r)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) probe |= common::e4m3fn_nan_probe(words[r][j]);
+    for (int j = 0; j < 4; ++j) {
+      probe |= common::e4m3fn_nan_probe(words[r][j]);
+      common::e4m3fn_quad_to_bf16_pairs_finite(words[r][j], lo[r][j], hi[r][j]);
+    }
   if (__builtin_expect((probe & common::kE4m3fnNanLanes) != 0, 0)) {
 #pragma unroll
     for (int r = 0; r < 2; ++r)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        lo[r][j] = common::e4m3fn_pair_to_bf16_pair(words[r][j] & 0xFFFFu);
-        hi[r][j] = common::e4m3fn_pair_to_bf16_pair(words[r][j] >> 16);
-      }
-  } else {
-#pragma unroll
-    for (int r = 0; r < 2; ++r)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) common::e4m3fn_quad_to_bf16_pairs_finite(words[r][j], lo[r][j], hi[r][j]);
+      for (int j = 0; j < 4; ++j) common::e4m3fn_quad_nan_fixup(words[r][j], lo[r][j], hi[r][j]);
   }
 }
 
@@ -913,7 +921,11 @@ struct Mxfp4Rows {
   }
   // lo[r][j] from code byte 2 j of the row's 8, hi[r][j] from byte 2 j + 1: the table lookups of
   // gpu/common/operand_decode.h when both rows' scales are in 1..254 (the batched probe: one test
-  // a box), the exact pair decode otherwise (scale 0 or 255: none in the harness's data).
+  // a box), the exact pair decode otherwise (scale 0 or 255: none in the harness's data), in a
+  // loop that is not unrolled: inlined, the 16 pair decodes with their codec branches made each
+  // box's rare path about 2000 instructions and the a16w4 tile loop about 24000 (390 KB of code,
+  // far more than the instruction cache holds; the fp8 tile loop's instruction fetches were half
+  // of its stalls at 4 x 1024, device run 1 of 2026-12-02's sixth session).
   __device__ __forceinline__ static bool decode(const Codes& c, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
     if (__builtin_expect(common::mxfp4_scale_is_fast(c.scales[b][0]) && common::mxfp4_scale_is_fast(c.scales[b][1]), 1)) {
 #pragma unroll
@@ -930,13 +942,21 @@ struct Mxfp4Rows {
         }
       }
     } else {
+      uint32_t pairs[2][8];  // [row][code byte]: local memory, in this path only
+#pragma unroll 1
+      for (int k = 0; k < 16; ++k) {
+        const int r = k / 8, byte = k % 8;
+        const uint2 row = r == 0 ? c.codes[b][0] : c.codes[b][1];
+        const uint32_t word = byte < 4 ? row.x : row.y;
+        pairs[r][byte] =
+            common::mxfp4_pair_to_bf16_pair((word >> (8 * (byte % 4))) & 0xFFu, r == 0 ? c.scales[b][0] : c.scales[b][1]);
+      }
 #pragma unroll
       for (int r = 0; r < 2; ++r)
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const uint32_t word = j < 2 ? c.codes[b][r].x : c.codes[b][r].y;
-          lo[r][j] = common::mxfp4_pair_to_bf16_pair((word >> (16 * (j % 2))) & 0xFFu, c.scales[b][r]);
-          hi[r][j] = common::mxfp4_pair_to_bf16_pair((word >> (16 * (j % 2) + 8)) & 0xFFu, c.scales[b][r]);
+          lo[r][j] = pairs[r][2 * j];
+          hi[r][j] = pairs[r][2 * j + 1];
         }
     }
     return F16V && !(c.scales[b][0] - 104u <= 36u && c.scales[b][1] - 104u <= 36u);
@@ -983,13 +1003,13 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
       f[j].x[3] = hi[1][j];
     }
     if (b < kValueBoxes) {
+      if (__builtin_expect(round_v, 0)) round_value_pairs_to_f16(lo, hi);
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int row = row0 + 8 * r;
         const bool key = row < n;
-        uint4 first = key ? uint4{lo[r][0], hi[r][0], lo[r][1], hi[r][1]} : uint4{0, 0, 0, 0};
-        uint4 second = key ? uint4{lo[r][2], hi[r][2], lo[r][3], hi[r][3]} : uint4{0, 0, 0, 0};
-        if (round_v) first = round_pairs_to_f16(first), second = round_pairs_to_f16(second);
+        const uint4 first = key ? uint4{lo[r][0], hi[r][0], lo[r][1], hi[r][1]} : uint4{0, 0, 0, 0};
+        const uint4 second = key ? uint4{lo[r][2], hi[r][2], lo[r][3], hi[r][3]} : uint4{0, 0, 0, 0};
         *reinterpret_cast<uint4*>(vtile + KvTile::chunk_offset_bytes(row, 8 * b + 2 * t)) = first;
         *reinterpret_cast<uint4*>(vtile + KvTile::chunk_offset_bytes(row, 8 * b + 2 * t + 1)) = second;
       }

@@ -201,7 +201,9 @@ __global__ void __launch_bounds__(kPairThreads) e4m3fn_pairs_kernel(uint32_t* ou
     out[i] = common::e4m3fn_pair_to_f16_pair(codes);
   } else {
     uint32_t lo = 0, hi = 0;
-    common::e4m3fn_quad_to_bf16_pairs_finite(codes | (static_cast<uint32_t>(codes) << 16), lo, hi);
+    const uint32_t quad = codes | (static_cast<uint32_t>(codes) << 16);
+    common::e4m3fn_quad_to_bf16_pairs_finite(quad, lo, hi);
+    common::e4m3fn_quad_nan_fixup(quad, lo, hi);  // as the Hopper kernel's decode_box, for every word
     out[i] = To == PairTo::bf16_quad_lo ? lo : hi;
   }
 }
