@@ -97,6 +97,8 @@ constexpr Row kTable[] = {
     {"a4w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA4w4},
     {"a16w16", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
     {"a16w8", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
+    {"a16w4", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
+    {"a4w4", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
 };
 
 std::vector<Strategy> build_table() {
