@@ -207,8 +207,7 @@ MLACHECK_HD inline uint32_t mxfp4_pair_to_bf16_pair(uint32_t codes, uint32_t sca
 // For kernels that decode whole tiles (the Hopper family's a16w4): four code bytes (eight E2M1
 // codes, byte k = codes 2k and 2k + 1, low nibble first) with one block scale as four bf16 pairs,
 // out[k] = byte k's two values, the bits of mxfp4_pair_to_bf16_pair(byte k, scale), by byte-permute
-// table lookups and one bf16x2 multiply per pair, for scales 1 .. 254 (mxfp4_scale_is_fast; 0 and
-// 255 take mxfp4_pair_to_bf16_pair: 2^-127 is no bf16 normal, 255 is NaN whatever the code).
+// table lookups and one bf16x2 multiply per pair, for every scale (NaN by NaN-ness).
 //   1. Each magnitude m (3 bits; the selector's bit 3 would replicate a sign) picks a byte of
 //      kMxfp4Selectors: low nibble the index of the value's low bf16 byte in kMxfp4Bytes, high
 //      nibble the index of its high byte. A negative code sets bit 2 of the high nibble (the
@@ -217,11 +216,16 @@ MLACHECK_HD inline uint32_t mxfp4_pair_to_bf16_pair(uint32_t codes, uint32_t sca
 //      replicates the 0x80's top bit, 0x80 elsewhere, and its bit 6 is the flag.
 //   2. Two such bytes are the four selector nibbles of a pair: a permute of kMxfp4Bytes by them
 //      gives [low byte, high byte] of both values, the exact bf16 of ±0, 0.5, 1, 1.5, 2, 3, 4, 6.
-//   3. Times 2^(s-127) (bf16 bits s << 7, a normal for s in 1..254): exact, the values having two
-//      significant bits, except where the float32 product of the reference overflows too (s >= 253,
-//      to ±Inf in both: bf16 has float32's exponent range and both round to nearest); the one
-//      subnormal result, 0.5 · 2^-126 at s = 1, is exact as well (bf16 arithmetic keeps subnormals;
-//      PTX mul.bf16x2 has no flush-to-zero form).
+//   3. Times 2^(s-127) (mxfp4_scale_bf16: bits s << 7 for s in 1..254; for s = 0 the bf16
+//      subnormal 0x0040, 2^-127; for s = 255 a NaN, which makes every value NaN as the reference's
+//      NaN scale does): exact, the values having two significant bits, except where the float32
+//      product of the reference overflows too (s >= 253, to ±Inf in both: bf16 has float32's
+//      exponent range and both round to nearest); the subnormal results (0.5 · 2^-126 at s = 1,
+//      and at s = 0 every value below 2^-126) are exact as well: bf16 arithmetic keeps subnormal
+//      operands and results (PTX mul.bf16x2 has no flush-to-zero form; tests/gpu/mma_test.cpp
+//      checks every code byte at every scale on the device). Scales 0 and 255 once took the pair
+//      decode in a branch of their own, which made the Hopper a16w4 tile loop's code too large for
+//      the instruction cache (device run 2 of 2026-12-02's sixth session).
 // About 2.4 instructions a code on NVIDIA sm_90 (per word: an AND, 3 shifts, 8 permutes, 2 ORs, 4
 // multiplies) and lookups instead of per-element arithmetic. Elsewhere the same lookups by a
 // portable model of the permute (so the host test checks the tables): mxfp4_octet_model.
@@ -231,7 +235,12 @@ inline constexpr uint32_t kMxfp4SelectorsLow = 0x13141000u;   // m = 0..3
 inline constexpr uint32_t kMxfp4SelectorsHigh = 0x23242220u;  // m = 4..7
 inline constexpr uint32_t kMxfp4BytesLow = 0xC0403F00u;       // 00 3F 40 C0
 inline constexpr uint32_t kMxfp4BytesHigh = 0x40C0BF80u;      // 80 BF C0 40
-MLACHECK_HD constexpr bool mxfp4_scale_is_fast(uint32_t scale) noexcept { return scale - 1u < 254u; }
+// 2^(s-127) as bf16 bits for an E8M0 scale s (step 3 above).
+MLACHECK_HD constexpr uint32_t mxfp4_scale_bf16(uint32_t scale) noexcept {
+  constexpr uint32_t kTwoToMinus127 = 0x0040u;  // exponent field 0, mantissa 0x40: 2^-1 * 2^-126
+  constexpr uint32_t kNan = 0x7FC0u;
+  return scale == 0 ? kTwoToMinus127 : scale == 255 ? kNan : scale << 7;
+}
 
 namespace detail {
 // PTX prmt.b32 d, a, b, c (default mode): byte i of d is byte c[4i+2:4i] of {b, a} (a the low
@@ -262,7 +271,7 @@ MLACHECK_HD constexpr uint32_t mxfp4_unscaled_pair_model(uint32_t codes, int k) 
 
 MLACHECK_HD inline void mxfp4_octet_to_bf16_pairs(uint32_t codes, uint32_t scale, uint32_t (&out)[4]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const uint32_t scale_pair = (scale << 7) | (scale << 23);
+  const uint32_t scale_pair = mxfp4_scale_bf16(scale) * 0x00010001u;  // in both halves
   const uint32_t mag = codes & 0x77777777u;
   uint32_t sel[2], sign[2];
   asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(sel[0]) : "r"(kMxfp4SelectorsLow), "r"(kMxfp4SelectorsHigh), "r"(mag));
@@ -280,7 +289,7 @@ MLACHECK_HD inline void mxfp4_octet_to_bf16_pairs(uint32_t codes, uint32_t scale
     }
   }
 #else
-  const float s = quant::f32_from_bits(scale << 23);
+  const float s = quant::f32_from_bits(mxfp4_scale_bf16(scale) << 16);
   for (int k = 0; k < 4; ++k) {
     const uint32_t pair = mxfp4_unscaled_pair_model(codes, k);
     const float lo = quant::f32_from_bits(pair << 16) * s;

@@ -61,8 +61,7 @@
 // the whole scale array, boxes from 16-byte multiples with each part's skew (produce_mxfp4). The owner's threads load
 // 8 code bytes (16 dims, all in one 32-dim block) and one scale byte per row and box, and decode
 // them by byte-permute table lookups and one bf16x2 multiply by 2^(s-127) per pair, exactly
-// (gpu/common/operand_decode.h mxfp4_octet_to_bf16_pairs; a box with a scale of 0 or 255 takes the
-// exact pair decode): the same dims per fragment column as the fp8 path, so Q is staged alike. No KV
+// (gpu/common/operand_decode.h mxfp4_octet_to_bf16_pairs, exact for every scale): the same dims per fragment column as the fp8 path, so Q is staged alike. No KV
 // scale: the scores and the output are the fp8 path's without it.
 // MXFP4 Q and KV with f16 P, base 2 (a4w4): the a16w4 kernel with Q from the Q quantization's codes
 // and scales (stage_q_mxfp4, decoded to bf16 exactly), P rounded to f16 and multiplied as its exact
@@ -602,8 +601,6 @@ __device__ void zero_rows_past(unsigned char* kv, int n, int wg_tid) {
   }
 }
 
-// One product of Oᵀ = Oᵀ·α + Vᵀ Pᵀ over this warpgroup's value dims (issued and committed, not waited):
-// V from the tile at `kv`, P from `p` (a [key][head] buffer).
 template <int Chunks>
 __device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* kv,
                                          const unsigned char* p, int first_chunk) {
@@ -920,14 +917,17 @@ struct Mxfp4Rows {
       }
   }
   // lo[r][j] from code byte 2 j of the row's 8, hi[r][j] from byte 2 j + 1: the table lookups of
-  // gpu/common/operand_decode.h when both rows' scales are in 1..254 (the batched probe: one test
-  // a box), the exact pair decode otherwise (scale 0 or 255: none in the harness's data), in a
-  // loop that is not unrolled: inlined, the 16 pair decodes with their codec branches made each
-  // box's rare path about 2000 instructions and the a16w4 tile loop about 24000 (390 KB of code,
-  // far more than the instruction cache holds; the fp8 tile loop's instruction fetches were half
-  // of its stalls at 4 x 1024, device run 1 of 2026-12-02's sixth session).
+  // gpu/common/operand_decode.h, exact for every scale, so no branch for a16w4: a pair-decode path
+  // for scales 0 and 255, even as a loop, kept its tile loop at 3916 instructions (63 KB), a quarter
+  // of its stall samples at 64 x 8192 waiting for an instruction fetch (device run 2 of
+  // 2026-12-02's sixth session; without it 2187 instructions and 705 -> 640 µs at 256 x 8192,
+  // run 3). The a4w4 instance (F16V) keeps the branch, whose values are the same: built without it,
+  // a4w4/split-k/hopper failed 2 or 3 ragged cases of the standard and ragged lists in every one of
+  // 8 verify runs, different cases from run to run, while the build with it passed all of them in
+  // 3 runs (runs 3 to 5). A timing-dependent defect of the a4w4 kernel, not located yet (the
+  // one-group P·V failure of its first form, noted at its P·V below, may be the same).
   __device__ __forceinline__ static bool decode(const Codes& c, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
-    if (__builtin_expect(common::mxfp4_scale_is_fast(c.scales[b][0]) && common::mxfp4_scale_is_fast(c.scales[b][1]), 1)) {
+    const auto lookups = [&] {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         uint32_t first[4], second[4];
@@ -941,6 +941,10 @@ struct Mxfp4Rows {
           hi[r][j + 2] = second[2 * j + 1];
         }
       }
+    };
+    const auto normal = [](uint32_t scale) { return scale - 1u < 254u; };  // 1..254
+    if (!F16V || __builtin_expect(normal(c.scales[b][0]) && normal(c.scales[b][1]), 1)) {
+      lookups();
     } else {
       uint32_t pairs[2][8];  // [row][code byte]: local memory, in this path only
 #pragma unroll 1
@@ -1006,6 +1010,10 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
       if (__builtin_expect(round_v, 0)) round_value_pairs_to_f16(lo, hi);
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
+        // Rows past the tile's keys as zeros (a row of another request or a NaN-poisoned unused
+        // page times P = 0 would still be NaN). The selects cost nothing extra: the stored words
+        // must be moved into consecutive registers anyway (a register-A fragment holds other
+        // rows' words), and a zeroing pass after the stores instead took as many moves.
         const int row = row0 + 8 * r;
         const bool key = row < n;
         const uint4 first = key ? uint4{lo[r][0], hi[r][0], lo[r][1], hi[r][1]} : uint4{0, 0, 0, 0};

@@ -59,8 +59,7 @@ std::vector<uint32_t> device_e4m3fn_pairs(PairTo to);
 
 // The eight-code MXFP4 decode of the Hopper family's a16w4 tiles (gpu/common/operand_decode.h) on
 // the device: for every scale s (0..255) and code byte c, the four pairs of
-// mxfp4_octet_to_bf16_pairs(mxfp4_octet_word(c), s) for the scales it takes (mxfp4_scale_is_fast),
-// of mxfp4_pair_to_bf16_pair byte by byte for the others; entry 4 (256 s + c) + k is byte k's pair.
+// mxfp4_octet_to_bf16_pairs(mxfp4_octet_word(c), s); entry 4 (256 s + c) + k is byte k's pair.
 // The word holds c and three other bytes, so every byte position sees every code.
 MLACHECK_HD constexpr uint32_t mxfp4_octet_word(uint32_t c) {
   return c | ((c + 85u) & 0xFFu) << 8 | ((c + 170u) & 0xFFu) << 16 | ((c + 255u) & 0xFFu) << 24;

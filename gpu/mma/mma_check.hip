@@ -209,18 +209,13 @@ __global__ void __launch_bounds__(kPairThreads) e4m3fn_pairs_kernel(uint32_t* ou
 }
 
 // One thread per (scale, code byte): the word mxfp4_octet_word(code byte) through the decode as the
-// Hopper a16w4 kernel takes it (the table lookups for scales 1..254, mxfp4_pair_to_bf16_pair for 0
-// and 255).
+// Hopper a16w4 kernel takes it (the table lookups, for every scale).
 __global__ void __launch_bounds__(kPairThreads) mxfp4_octets_kernel(uint32_t* out) {
   const int i = static_cast<int>(blockIdx.x) * kPairThreads + static_cast<int>(threadIdx.x);
   const auto scale = static_cast<uint32_t>(i) >> 8;
   const uint32_t codes = mxfp4_octet_word(static_cast<uint32_t>(i) & 0xFFu);
   uint32_t pairs[4];
-  if (common::mxfp4_scale_is_fast(scale)) {
-    common::mxfp4_octet_to_bf16_pairs(codes, scale, pairs);
-  } else {
-    for (int k = 0; k < 4; ++k) pairs[k] = common::mxfp4_pair_to_bf16_pair((codes >> (8 * k)) & 0xFFu, scale);
-  }
+  common::mxfp4_octet_to_bf16_pairs(codes, scale, pairs);
   for (int k = 0; k < 4; ++k) out[4 * i + k] = pairs[k];
 }
 

@@ -316,7 +316,7 @@ TEST(GpuMma, E4m3fnQuadToBf16PairsIsExactForEveryPair) {
 }
 
 // The eight-code MXFP4 decode of the Hopper family's a16w4 tiles as the kernel takes it (table
-// lookups for scales 1..254, the pair decode for 0 and 255) against mxfp4_pair_to_bf16_pair, the
+// lookups and one bf16x2 multiply for every scale: 0 multiplies by a bf16 subnormal) against mxfp4_pair_to_bf16_pair, the
 // bit-exact reference of the decode (tests/gpu/operand_decode_test.cpp checks it against the
 // codecs): every code byte in every byte position, every scale, bit for bit (NaN by NaN-ness).
 TEST(GpuMma, Mxfp4OctetToBf16PairsIsExactForEveryByteAndScale) {

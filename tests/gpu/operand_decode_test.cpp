@@ -106,14 +106,19 @@ TEST(OperandDecode, Mxfp4PairsToBf16AreTheCodecsValues) {
   }
 }
 
-// The eight-code MXFP4 decode (table lookups, gpu/common/operand_decode.h): the fast-scale test
-// takes exactly the scales other than 0 and 255; the host path (the lookups by the portable model
-// of the permute, then the scale in float32) and the lookups alone (scale 127 = 1) give
-// mxfp4_pair_to_bf16_pair's bits for every code byte in every byte position and every fast scale.
+// The eight-code MXFP4 decode (table lookups, gpu/common/operand_decode.h): the scale factor is
+// 2^(s-127) for every E8M0 scale (the bf16 subnormal 2^-127 for 0, NaN for 255); the host path (the
+// lookups by the portable model of the permute, then the scale in float32) and the lookups alone
+// (scale 127 = 1) give mxfp4_pair_to_bf16_pair's bits for every code byte in every byte position
+// and every scale (NaN by NaN-ness).
 TEST(OperandDecode, Mxfp4OctetsByTableLookupsAreThePairDecode) {
   for (uint32_t scale = 0; scale < 256; ++scale) {
-    EXPECT_EQ(mxfp4_scale_is_fast(scale), scale != 0 && scale != 255) << scale;
-    if (!mxfp4_scale_is_fast(scale)) continue;
+    const float factor = quant::f32_from_bits(mxfp4_scale_bf16(scale) << 16);
+    if (scale == 255) {
+      EXPECT_TRUE(std::isnan(factor));
+    } else {
+      EXPECT_EQ(factor, std::ldexp(1.0f, static_cast<int>(scale) - 127)) << scale;
+    }
     for (uint32_t c = 0; c < 256; ++c) {
       const uint32_t word = c | ((c + 85u) & 0xFFu) << 8 | ((c + 170u) & 0xFFu) << 16 | ((c + 255u) & 0xFFu) << 24;
       uint32_t got[4];
