@@ -225,6 +225,7 @@ constexpr int kPartialsWritten = 0, kPeersDone = 1, kClusterBarriers = 2;
 struct SharedPlan {
   int stage = 0, value = 0, q = 0, p = 0, pub = 0, red = 0, stats = 0, bars = 0, items = 0;
   int partial = 0, scratch = 0, cluster_bars = 0;  // Fused only
+  int drain = 0;  // fp8 and MXFP4: a word per consumer warp (qk_decoded's release)
   int full_barriers = 0, empty_barriers = 0, bytes = 0;
 };
 constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = kFp8RingParts,
@@ -251,7 +252,8 @@ constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = 
   s.cluster_bars = (s.items + kItemSlots * 4 + 7) / 8 * 8;
   s.partial = (s.cluster_bars + (fused ? kClusterBarriers * 8 : 0) + 15) / 16 * 16;
   s.scratch = s.partial + (fused ? static_cast<int>(sizeof(sm90::ClusterPartial)) : 0);
-  s.bytes = s.scratch + (fused ? static_cast<int>(sizeof(sm90::ClusterMergeScratch)) : 0) + kAlignSlack;
+  s.drain = s.scratch + (fused ? static_cast<int>(sizeof(sm90::ClusterMergeScratch)) : 0);
+  s.bytes = s.drain + (fp8 ? kConsumerWarps * 4 : 0) + kAlignSlack;
   return s;
 }
 template <problem::KvFormat Kv, bool Fused>
@@ -711,6 +713,26 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
     for (int t = 0; t < k.tiles; ++t) {
       const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
       const int n = k.keys_in(t);
+      // Paged: the tile's runs of keys in one page (at most kTileKeys, one a key for pages of 1),
+      // run lane + 32 i in lane's slot i, each looked up in the page table once a tile and before
+      // the wait for the first part's slot. (Looked up per part after each wait, the lookups'
+      // latency came between every part's slot and its copy: paged (64) fp8 took 1.75x and 2.1x
+      // the contiguous cache at 32 x 4096 and 128 x 4096, bf16, which looks up ahead, 1.04x
+      // (device run 6 of 2026-12-02's sixth session); looked up once a tile, 1.46x and 1.47x
+      // (93.3 -> 81.5 and 305.2 -> 223.5 µs, run 8).)
+      // The runs' bounds are kept relative to t0 as 32-bit (the producer has 56 registers).
+      constexpr int kRunSlots = kTileKeys / kWarpSize;
+      int run_from[kRunSlots] = {}, run_to[kRunSlots] = {};
+      int64_t run_rows[kRunSlots] = {};
+      if (paged) {
+#pragma unroll
+        for (int i = 0; i < kRunSlots; ++i) {
+          const PageRun run = page_run(a.page_size, t0, n, lane + kWarpSize * i);
+          run_from[i] = static_cast<int>(run.from - t0);
+          run_to[i] = static_cast<int>(run.to - t0);
+          if (run.from < run.to) run_rows[i] = common::kv_row(a, w.b, run.from);
+        }
+      }
       for (int q = 0; q < kFp8Parts; ++q, ++part) {
         const int slot = ring_slot(part);
         const int left = n - q * kFp8PartRows;
@@ -724,19 +746,16 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
             sm90::bulk_copy(dst, a.kv_fp8 + (w.row0 + r0) * kFp8RowBytes,
                             static_cast<uint32_t>(rows * kFp8RowBytes), &full[slot], policy);
         } else {
-          // Lane j copies the part's j-th run of rows in one page (the first from r0, the others
-          // from a page boundary) with one bulk copy, not a copy per row. (Device runs 2 and 3 of
-          // 2026-12-02 session 5: the same time as copies per row, 103 µs at paged (64) 32 x 4096
-          // against 70 for the contiguous cache; looking the first run up before the wait for the
-          // slot, as the bf16 producer does, made it slower: 115 and 358 µs at 128 x 4096 against
-          // 309, in this warp's 40 registers.)
+          // Each lane copies the part's share of its runs, one bulk copy per run and part.
           __syncwarp();  // the bytes announced before any copy can land
-          for (int j = lane;; j += kWarpSize) {
-            const PageRun run = page_run(a.page_size, r0, rows, j);
-            if (run.from == run.to) break;
-            const int64_t row = common::kv_row(a, w.b, run.from);
-            sm90::bulk_copy(dst + (run.from - r0) * kFp8RowBytes, a.kv_fp8 + row * kFp8RowBytes,
-                            static_cast<uint32_t>((run.to - run.from) * kFp8RowBytes), &full[slot], policy);
+          const int p0 = q * kFp8PartRows;  // the part's first key, relative to t0
+#pragma unroll
+          for (int i = 0; i < kRunSlots; ++i) {
+            const int from = run_from[i] > p0 ? run_from[i] : p0;
+            const int to = run_to[i] < p0 + rows ? run_to[i] : p0 + rows;
+            if (from < to)
+              sm90::bulk_copy(dst + (from - p0) * kFp8RowBytes, a.kv_fp8 + (run_rows[i] + from - run_from[i]) * kFp8RowBytes,
+                              static_cast<uint32_t>((to - from) * kFp8RowBytes), &full[slot], policy);
           }
         }
       }
@@ -764,6 +783,18 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
     for (int t = 0; t < k.tiles; ++t) {
       const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
       const int n = k.keys_in(t);
+      // Paged: the cache rows of the tile's keys t0 + lane and t0 + 32 + lane, looked up once a
+      // tile before the wait for the first part's slot, as produce_fp8 does. Here it changed
+      // nothing measurable (paged (64) a16w4 32 x 4096: 117.5 -> 116.4 µs, 1.86x the contiguous
+      // cache, device run 8 of 2026-12-02's sixth session): what limits the paged MXFP4 producer,
+      // which copies every row and its scales apart, is not located.
+      static_assert(kTileKeys == 2 * kWarpSize && kFp8Parts * kFp8PartRows == kTileKeys && 2 * kFp8PartRows == kWarpSize,
+                    "two keys a lane a tile; parts 0, 1 from the first, 2, 3 from the second");
+      int64_t key_rows[2] = {0, 0};
+      if (paged)
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+          if (lane + kWarpSize * i < n) key_rows[i] = common::kv_row(a, w.b, t0 + lane + kWarpSize * i);
       for (int q = 0; q < kFp8Parts; ++q, ++part) {
         const int slot = ring_slot<kMxfp4RingParts>(part);
         mma::bulk_barrier_wait(&empty[slot], ring_phase<kMxfp4RingParts>(part) ^ 1);
@@ -786,8 +817,10 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
                                 &full[slot], policy);
           }
         } else {
-          static_assert(kFp8PartRows <= kWarpSize, "a paged part: one row per lane");
-          const int64_t row = lane < rows ? common::kv_row(a, w.b, r0 + lane) : 0;
+          // Key r0 + lane = t0 + 16 q + lane: lane 16 (q % 2) + lane's row of its first (q < 2) or
+          // second key.
+          const int64_t row = __shfl_sync(0xFFFFFFFFu, q < 2 ? key_rows[0] : key_rows[1],
+                                          (kFp8PartRows * (q % 2) + lane) % kWarpSize);
           if (lane < rows) scales[lane * kMxPagedScaleStride + kMxPagedSkewAt] = static_cast<unsigned char>(mx_scale_skew(row));
           __syncwarp();  // the skews stored before the barrier's arrival (release) by lane 0
           if (lane == 0)
@@ -865,6 +898,16 @@ struct Fp8Rows {
     decode_box(codes[b], lo, hi);
     return false;  // V as decoded
   }
+  // An OR of the words of boxes past `done` (qk_decoded's release: reading it waits for their loads).
+  __device__ __forceinline__ static uint32_t pending(const Codes& codes, int done) {
+    uint32_t any = 0;
+#pragma unroll
+    for (int b = 0; b < KvTile::kBoxes; ++b)
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+        if (b > done) any |= codes[b][r].x | codes[b][r].y | codes[b][r].z | codes[b][r].w;
+    return any;
+  }
 };
 
 // MXFP4: this thread's codes of rows g and g + 8 of its warp's 16 (g = lane / 4), dims 64 b + 16 t
@@ -921,11 +964,10 @@ struct Mxfp4Rows {
   // for scales 0 and 255, even as a loop, kept its tile loop at 3916 instructions (63 KB), a quarter
   // of its stall samples at 64 x 8192 waiting for an instruction fetch (device run 2 of
   // 2026-12-02's sixth session; without it 2187 instructions and 705 -> 640 µs at 256 x 8192,
-  // run 3). The a4w4 instance (F16V) keeps the branch, whose values are the same: built without it,
-  // a4w4/split-k/hopper failed 2 or 3 ragged cases of the standard and ragged lists in every one of
-  // 8 verify runs, different cases from run to run, while the build with it passed all of them in
-  // 3 runs (runs 3 to 5). A timing-dependent defect of the a4w4 kernel, not located yet (the
-  // one-group P·V failure of its first form, noted at its P·V below, may be the same).
+  // run 3). The a4w4 instance (F16V) keeps the branch, whose values are the same, because it is
+  // faster there: 1156-1168 µs at 256 x 8192 with it, 1275-1280 without (runs 5, 6 and 8; the
+  // register allocation of the larger a4w4 consumer differs). (Its removal first seemed to make
+  // a4w4 fail at random: that was the release race qk_decoded's drain store fixes, run 8.)
   __device__ __forceinline__ static bool decode(const Codes& c, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
     const auto lookups = [&] {
 #pragma unroll
@@ -965,6 +1007,16 @@ struct Mxfp4Rows {
     }
     return F16V && !(c.scales[b][0] - 104u <= 36u && c.scales[b][1] - 104u <= 36u);
   }
+  // An OR of the codes and scales of boxes past `done` (qk_decoded's release).
+  __device__ __forceinline__ static uint32_t pending(const Codes& c, int done) {
+    uint32_t any = 0;
+#pragma unroll
+    for (int b = 0; b < KvTile::kBoxes; ++b)
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+        if (b > done) any |= c.codes[b][r].x | c.codes[b][r].y | c.scales[b][r];
+    return any;
+  }
 };
 
 // Sᵀ = K Qᵀ of an fp8 or MXFP4 tile, K from this thread's decoded codes (`rows`: Fp8Rows, Mxfp4Rows)
@@ -978,7 +1030,8 @@ struct Mxfp4Rows {
 // dims.
 template <class Rows>
 __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, int aux, Barrier* empty,
-                                           const unsigned char* sq, unsigned char* vtile, int n, int warp, int lane) {
+                                           const unsigned char* sq, unsigned char* vtile, int n, int warp, int lane,
+                                           uint32_t drain) {
   typename Rows::Codes codes;
   Rows::template load<kLoadBatch>(codes, 0, part, aux, lane);
   const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
@@ -1035,6 +1088,15 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
     if (b % kLoadBatch == 0 && b + kLoadBatch < KvTile::kBoxes) {
       Rows::template load<kLoadBatch>(codes, b + kLoadBatch, part, aux, lane);
       if (b + 2 * kLoadBatch >= KvTile::kBoxes) {  // the last batch: the part is free
+        // Every lane's loads done before the release: a load issued is not yet a load performed,
+        // and the copy engine's next write into the part (the async proxy) is not ordered after
+        // it by the barrier's release and acquire, which order generic-proxy accesses. So each
+        // lane stores an OR of its words not yet used (boxes past b) to its warp's `drain` word,
+        // a store that cannot issue before those loads have returned. Without it the decoded
+        // kernels failed verify at random whenever their timing changed (device runs 3 to 7 of
+        // 2026-12-02's sixth session: a16w8 and a4w4 split-k, wrong values in the dims of the
+        // last boxes loaded).
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(drain), "r"(Rows::pending(codes, b)) : "memory");
         __syncwarp();  // every lane's loads before the release
         if (lane == 0) mma::bulk_barrier_arrive(empty);
         __syncwarp();
@@ -1178,6 +1240,8 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   unsigned char* own_p_lo = smem + plan.p + (kWarpgroups + wg) * kPBytes;  // a4w4: P's low parts
   const unsigned char* other_p = smem + plan.p + other * kPBytes;
   unsigned char* own_v = smem + plan.value + wg * kFp8ValueBytes;  // fp8 only
+  // fp8 only: this warp's scratch word (qk_decoded's release)
+  const uint32_t drain = static_cast<uint32_t>(__cvta_generic_to_shared(smem + plan.drain)) + 4 * (tid / kWarpSize);
   const unsigned char* other_v = smem + plan.value + other * kFp8ValueBytes;
   float* own_pub = reinterpret_cast<float*>(smem + plan.pub + wg * kPubBytes);
   const float* other_pub = reinterpret_cast<const float*>(smem + plan.pub + other * kPubBytes);
@@ -1343,10 +1407,10 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
                                : mx_scale_skew(w.row0 + keys.first + static_cast<int64_t>(t) * kTileKeys +
                                                wg_warp * kFp8PartRows);
           qk_decoded<Mxfp4Rows<kF16P>>(s, smem + plan.stage + slot * kMxPartBytes, skew, &empty[slot], sq, own_v, n,
-                                       wg_warp, lane);
+                                       wg_warp, lane, drain);
         } else {
           qk_decoded<Fp8Rows>(s, smem + plan.stage + slot * kFp8PartBytes, 0, &empty[slot], sq, own_v, n, wg_warp,
-                              lane);
+                              lane, drain);
         }
         if (t > 0) take_stats(t - 1);
         float alpha[4];
