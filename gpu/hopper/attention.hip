@@ -38,8 +38,9 @@
 // a row is no multiple of a 128-byte swizzle span) in a ring of parts of 16 keys, one part per warp
 // of the tile's owner, the rows of Sᵀ that warp holds. The owner's warp loads its part's codes into
 // registers (16-byte loads: rows 576 bytes apart fall on alternate bank halves, so a quarter-warp's
-// two rows x 64 bytes meet no bank twice) and releases the part at once, so the copy engine keeps
-// two tiles in flight however long the decode takes. The owner then decodes each 64-dim box to bf16
+// two rows x 64 bytes meet no bank twice) and releases the part as soon as they have returned (a
+// store that reads them, qk_decoded: not merely issued), so the copy engine keeps two tiles in
+// flight however long the decode takes. The owner then decodes each 64-dim box to bf16
 // pairs (gpu/common/operand_decode.h, about two instructions per code), feeds them to Sᵀ = K Qᵀ as
 // wgmma's register A operand (no shared-memory round trip for K, and the rope dims are never
 // stored), and stores the 512 value dims as the bf16 value tile of this warpgroup in the swizzled
