@@ -9,13 +9,13 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "gpu/availability.h"
 #include "problem/shape.h"
+#include "tests/gpu/bit_differences.h"
 
 #if defined(MLACHECK_HAVE_SM90A)
 #include "gpu/sm90/cluster_merge_check.h"
@@ -56,16 +56,12 @@ TEST(GpuClusterMerge, EqualsTheMergeKernelBitForBit) {
       const MergeComparison got = device_merge_both_ways(part_o, part_lse, kTokens, splits, base2);
       ASSERT_EQ(got.kernel.out.size(), static_cast<std::size_t>(kTokens) * kNumHeads * kVDim);
       ASSERT_EQ(got.cluster.out.size(), got.kernel.out.size());
-      int nan_in_kernel = 0, out_differs = 0, lse_differs = 0;
-      for (std::size_t i = 0; i < got.kernel.out.size(); ++i) {
-        nan_in_kernel += (got.kernel.out[i] & 0x7FFF) > 0x7F80 ? 1 : 0;
-        out_differs += got.kernel.out[i] != got.cluster.out[i] ? 1 : 0;
-      }
-      for (std::size_t i = 0; i < got.kernel.lse.size(); ++i)
-        lse_differs += std::memcmp(&got.kernel.lse[i], &got.cluster.lse[i], sizeof(float)) != 0 ? 1 : 0;
+      int nan_in_kernel = 0;
+      for (std::size_t i = 0; i < got.kernel.out.size(); ++i) nan_in_kernel += (got.kernel.out[i] & 0x7FFF) > 0x7F80 ? 1 : 0;
+      const test::BitDifferences d = test::bit_differences(got.kernel.out, got.cluster.out, got.kernel.lse, got.cluster.lse);
       EXPECT_EQ(nan_in_kernel, 0) << "the merge kernel left poison";
-      EXPECT_EQ(out_differs, 0) << "of " << got.kernel.out.size() << " output elements";
-      EXPECT_EQ(lse_differs, 0) << "of " << got.kernel.lse.size() << " LSEs";
+      EXPECT_EQ(d.out, 0u) << "of " << got.kernel.out.size() << " output elements";
+      EXPECT_EQ(d.lse, 0u) << "of " << got.kernel.lse.size() << " LSEs";
       for (int h = 0; h < kNumHeads; ++h)
         EXPECT_TRUE(std::isinf(got.cluster.lse[kAllEmptyToken * kNumHeads + h]) &&
                     got.cluster.lse[kAllEmptyToken * kNumHeads + h] < 0)

@@ -11,7 +11,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include "ref/case_list.h"
 #include "ref/generate.h"
 #include "ref/kv_caches.h"
+#include "tests/gpu/bit_differences.h"
 #include "tests/support/test_data.h"
 
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
@@ -58,13 +58,10 @@ TEST(GpuDeterminism, RepeatedRunsGiveTheSameBits) {
         const RunResult again = device.run(s, cache);
         ASSERT_EQ(again.out.size(), first.out.size());
         ASSERT_EQ(again.lse.size(), first.lse.size());
-        std::size_t out_diffs = 0, lse_diffs = 0;
-        for (std::size_t i = 0; i < first.out.size(); ++i) out_diffs += again.out[i] != first.out[i];
-        for (std::size_t i = 0; i < first.lse.size(); ++i)
-          lse_diffs += std::memcmp(&again.lse[i], &first.lse[i], sizeof(float)) != 0;
-        EXPECT_EQ(out_diffs, 0u) << "output elements that differ between run 1 and run " << r + 1;
-        EXPECT_EQ(lse_diffs, 0u) << "LSE entries that differ between run 1 and run " << r + 1;
-        if (out_diffs + lse_diffs > 0) break;
+        const test::BitDifferences d = test::bit_differences(again.out, first.out, again.lse, first.lse);
+        EXPECT_EQ(d.out, 0u) << "output elements that differ between run 1 and run " << r + 1;
+        EXPECT_EQ(d.lse, 0u) << "LSE entries that differ between run 1 and run " << r + 1;
+        if (d.out + d.lse > 0) break;
       }
       ++checked;
     }

@@ -10,12 +10,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "gpu/availability.h"
 #include "gpu/registry.h"
+#include "tests/gpu/bit_differences.h"
 #include "tests/gpu/decode_cases.h"
 
 #if defined(MLACHECK_HAVE_SM90A)
@@ -63,12 +63,9 @@ TEST(GpuHopperFusedMerge, EqualsTheMergeKernelBitForBit) {
       const RunResult fused = device.run(s, cache, KeepWorkspace::no);
       ASSERT_EQ(fused.out.size(), unfused.out.size());
       ASSERT_EQ(fused.lse.size(), unfused.lse.size());
-      std::size_t out_diffs = 0, lse_diffs = 0;
-      for (std::size_t i = 0; i < fused.out.size(); ++i) out_diffs += fused.out[i] != unfused.out[i];
-      for (std::size_t i = 0; i < fused.lse.size(); ++i)
-        lse_diffs += std::memcmp(&fused.lse[i], &unfused.lse[i], sizeof(float)) != 0;
-      EXPECT_EQ(out_diffs, 0u) << "output elements that differ";
-      EXPECT_EQ(lse_diffs, 0u) << "LSE entries that differ";
+      const test::BitDifferences d = test::bit_differences(fused.out, unfused.out, fused.lse, unfused.lse);
+      EXPECT_EQ(d.out, 0u) << "output elements that differ";
+      EXPECT_EQ(d.lse, 0u) << "LSE entries that differ";
       ++compared_here;
     }
     EXPECT_GE(compared_here, 5) << splits << " splits: too few quick cases fit " << capacity << " clusters";
