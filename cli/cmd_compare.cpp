@@ -248,8 +248,8 @@ void add_compare_command(CLI::App& app, Runner& run) {
   add_recipe_field_options(sub, opts->fields);
   sub->add_option("--schedule", opts->schedule,
                   "how the kernel cut the work: single | splits=N | split-len=K | chunk=K | "
-                  "table=FILE, optionally ,tile=T (problem/schedule.h); omitted: the "
-                  "schedule-free bound");
+                  "balanced=B/U/O | table=FILE, optionally ,tile=T (problem/schedule.h); "
+                  "omitted: the schedule-free bound");
   sub->add_option("--tensor", opts->tensor,
                   "output tensor name (a file with one tensor may use any)")
       ->capture_default_str();

@@ -208,9 +208,10 @@ PartialStages partial_stages(const JudgedGolden& g, const problem::Recipe& recip
 
   // Each (token, split) judged as a decode of the split's visible keys.
   std::vector<int64_t> request, visible;
+  const problem::BatchSplits splits(schedule, b.kv_indptr());
   for (int64_t q = 0; q < b.num_requests(); ++q)
     for (int64_t i = 0; i < b.q_len(q); ++i) {
-      const std::vector<problem::KeyRange> ranges = schedule.ranges(q, b.kv_len(q));
+      const std::vector<problem::KeyRange> ranges = splits.ranges(q);
       const int64_t vis = b.visible_kv(q, i);
       for (int64_t s = 0; s < S; ++s) {
         request.push_back(q);

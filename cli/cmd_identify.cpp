@@ -154,9 +154,9 @@ class Search {
   // long as its split is no tile) give the same bits: a schedule seen before is skipped.
   bool seen(const problem::Recipe& r, const Schedule& s) {
     std::string key = fmt::format("{}|", problem::spell(r));
-    const problem::Batch& b = g_.inputs.batch;
+    const problem::BatchSplits splits(s, g_.inputs.batch.kv_indptr());
     for (int64_t q : requests_) {
-      for (const problem::KeyRange& k : s.ranges(q, b.kv_len(q))) {
+      for (const problem::KeyRange& k : splits.ranges(q)) {
         if (k.end <= k.begin) continue;
         key += fmt::format("s{},", k.begin);
         if (s.softmax_tile > 0)

@@ -30,7 +30,8 @@ int run_list() {
              "identify, drift):\n");
   for (const problem::RecipeField& f : problem::recipe_fields())
     fmt::print("  {:<9} {:<58} {}\n", f.name, f.values, f.what);
-  fmt::print("\nschedules (--schedule): single | splits=N | split-len=K | chunk=K | table=FILE, "
+  fmt::print("\nschedules (--schedule): single | splits=N | split-len=K | chunk=K | "
+             "balanced=B/U/O | table=FILE, "
              "optionally ,tile=T (problem/schedule.h)\n");
 
   fmt::print("\nGPU kernel families (the strategy names' last part; gpu/family.h):\n");

@@ -19,7 +19,7 @@ SchemaPartials schema_partials(const problem::Batch& batch, const problem::Split
   const int64_t B = batch.num_requests(), tokens = batch.total_q();
   std::vector<int64_t> split_count(static_cast<std::size_t>(B)), first_row(static_cast<std::size_t>(B));
   int64_t S = plan.num_splits, stored_rows = tokens * plan.num_splits;
-  if (plan.chunk_keys > 0) {
+  if (plan.chunk_keys > 0 || plan.is_balanced()) {  // the work list's layout
     const auto item = workspace_region<int32_t>(workspace, layout.item_start, static_cast<std::size_t>(B) + 1);
     const auto part = workspace_region<int64_t>(workspace, layout.part_start, static_cast<std::size_t>(B) + 1);
     S = 0;

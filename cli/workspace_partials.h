@@ -33,9 +33,13 @@ struct SchemaPartials {
   std::vector<float> lse;   // [T, S, 16]; -inf there
 };
 
-// A uniform plan stores token t, split s at row t·S + s; a chunked plan request b's token i, split
-// s at part_start[b] + i·S_b + s (S_b and part_start from the workspace's work list). base2: the
-// kernel's LSEs are log2 (converted to ln). Throws std::logic_error when a region is missing.
+// A uniform plan stores token t, split s at row t·S + s; a chunked or balanced plan request b's
+// token i, split s at part_start[b] + i·S_b + s (S_b and part_start from the workspace's work
+// list). A balanced plan's request of one piece has its rows only when the launch kept its partials
+// (gpu::DecodeParams::keep_partials, which KeepWorkspace::yes sets; without it the kernel writes
+// that request's output directly and its rows hold whatever the workspace held, the poison bytes
+// of DeviceProblem::run). base2: the kernel's LSEs are log2 (converted to ln). Throws
+// std::logic_error when a region is missing.
 SchemaPartials schema_partials(const problem::Batch& batch, const problem::SplitPlan& plan,
                                const gpu::WorkspaceLayout& layout,
                                std::span<const unsigned char> workspace, bool base2);

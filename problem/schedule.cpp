@@ -67,6 +67,8 @@ std::vector<std::vector<int64_t>> read_table(const std::string& path) {
 }  // namespace
 
 Schedule Schedule::from_plan(const SplitPlan& plan, int tile) {
+  if (plan.is_balanced())
+    return balanced(plan.balanced_blocks, plan.unit_keys, plan.overhead_units, tile);
   if (plan.chunk_keys > 0) return {Kind::chunk, plan.chunk_keys, {}, {}, tile};
   if (plan.num_splits > 0) return uniform(plan.num_splits, tile);
   return single(tile);
@@ -119,6 +121,10 @@ std::vector<KeyRange> Schedule::ranges(int64_t b, int64_t len) const {
       }
       break;
     }
+    case Kind::balanced:
+      throw ProblemError(fmt::format("schedule {}: a balanced schedule's ranges depend on the "
+                                     "whole batch (problem::BatchSplits)",
+                                     to_string(*this)));
   }
   return out;
 }
@@ -136,6 +142,10 @@ int64_t Schedule::max_ranges(int64_t num_requests, int64_t max_len) const {
         most = std::max<int64_t>(most, static_cast<int64_t>(table[static_cast<std::size_t>(b)].size()));
       return most;
     }
+    case Kind::balanced: {
+      const int64_t units = balanced::units_of(max_len, std::max(unit_keys, 1));
+      return std::min<int64_t>(balanced_blocks, std::max<int64_t>(1, units));
+    }
   }
   return 1;
 }
@@ -147,6 +157,59 @@ void Schedule::check_fits(std::span<const int32_t> kv_indptr) const {
     throw ProblemError(fmt::format("schedule table {}: {} request lines, the batch has {} requests",
                                    table_source, table.size(), requests));
   for (int64_t b = 0; b < requests; ++b) (void)ranges(b, kv_indptr[b + 1] - kv_indptr[b]);
+}
+
+BatchSplits::BatchSplits(const Schedule& schedule, std::span<const int32_t> kv_indptr)
+    : schedule_(&schedule) {
+  const std::size_t requests = kv_indptr.empty() ? 0 : kv_indptr.size() - 1;
+  len_.resize(requests);
+  int64_t max_len = 0;
+  for (std::size_t b = 0; b < requests; ++b) {
+    len_[b] = int64_t{kv_indptr[b + 1]} - kv_indptr[b];
+    max_len = std::max(max_len, len_[b]);
+  }
+  if (schedule.kind != Schedule::Kind::balanced) {
+    max_ranges_ = std::max<int64_t>(1, schedule.max_ranges(num_requests(), max_len));
+    return;
+  }
+  const int64_t blocks = schedule.balanced_blocks, unit = schedule.unit_keys,
+                overhead = schedule.overhead_units;
+  if (blocks < 1 || blocks > kMaxPlanSplits || unit < 1 || overhead < 0)
+    throw ProblemError(fmt::format(
+        "schedule {}: a balanced schedule needs 1 .. {} blocks, unit >= 1 and overhead >= 0",
+        to_string(schedule), kMaxPlanSplits));
+  // The cost axis (split_plan.h): request b's units start at A_b = (b + 1) O + sum_{b' < b} T_b'.
+  unit_start_.resize(requests);
+  int64_t cost = 0;
+  for (std::size_t b = 0; b < requests; ++b) {
+    cost += overhead;
+    unit_start_[b] = cost;
+    cost += balanced::units_of(len_[b], unit);
+  }
+  share_ = balanced::share(cost, blocks, overhead);
+  max_ranges_ = 1;
+  for (std::size_t b = 0; b < requests; ++b)
+    max_ranges_ = std::max(
+        max_ranges_, balanced::pieces(unit_start_[b], balanced::units_of(len_[b], unit), share_));
+}
+
+std::vector<KeyRange> BatchSplits::ranges(int64_t b) const {
+  if (b < 0 || b >= num_requests())
+    throw ProblemError(
+        fmt::format("request {} is not in the batch ({} requests)", b, num_requests()));
+  const int64_t len = len_[static_cast<std::size_t>(b)];
+  if (schedule_->kind != Schedule::Kind::balanced) return schedule_->ranges(b, len);
+  const int64_t unit = schedule_->unit_keys, a = unit_start_[static_cast<std::size_t>(b)];
+  const int64_t units = balanced::units_of(len, unit);
+  const int64_t n = balanced::pieces(a, units, share_);
+  std::vector<KeyRange> out;
+  out.reserve(static_cast<std::size_t>(n));
+  for (int64_t s = 0; s < n; ++s) {
+    const int64_t first = balanced::piece_first_unit(a, s, share_);
+    const int64_t end = s + 1 < n ? balanced::piece_first_unit(a, s + 1, share_) : units;
+    out.push_back({first * unit, std::min(end * unit, len)});
+  }
+  return out;
 }
 
 Schedule parse_schedule(std::string_view spelling) {
@@ -177,6 +240,21 @@ Schedule parse_schedule(std::string_view spelling) {
     } else if (key == "chunk") {
       set_kind(Schedule::Kind::chunk);
       s.count = parse_count(item, value, 1, int64_t{1} << 30);
+    } else if (key == "balanced") {
+      set_kind(Schedule::Kind::balanced);
+      const std::size_t slash1 = value.find('/');
+      const std::size_t slash2 =
+          slash1 == std::string_view::npos ? slash1 : value.find('/', slash1 + 1);
+      if (slash2 == std::string_view::npos || value.find('/', slash2 + 1) != std::string_view::npos)
+        throw ProblemError(fmt::format("schedule item '{}': expected balanced=BLOCKS/UNIT/OVERHEAD "
+                                       "(e.g. balanced=132/64/2)",
+                                       item));
+      s.balanced_blocks =
+          static_cast<int>(parse_count(item, value.substr(0, slash1), 1, kMaxPlanSplits));
+      s.unit_keys = static_cast<int>(
+          parse_count(item, value.substr(slash1 + 1, slash2 - slash1 - 1), 1, int64_t{1} << 30));
+      s.overhead_units =
+          static_cast<int>(parse_count(item, value.substr(slash2 + 1), 0, int64_t{1} << 30));
     } else if (key == "table") {
       set_kind(Schedule::Kind::table);
       if (value.empty()) throw ProblemError("schedule item 'table=' needs a file");
@@ -186,8 +264,8 @@ Schedule parse_schedule(std::string_view spelling) {
       s.softmax_tile = static_cast<int>(parse_count(item, value, 1, int64_t{1} << 30));
     } else {
       throw ProblemError(fmt::format(
-          "schedule '{}': unknown item '{}' (single, splits=N, split-len=K, chunk=K, table=FILE, "
-          "tile=T)",
+          "schedule '{}': unknown item '{}' (single, splits=N, split-len=K, chunk=K, "
+          "balanced=B/U/O, table=FILE, tile=T)",
           spelling, item));
     }
     if (comma == std::string_view::npos) break;
@@ -204,6 +282,9 @@ std::string to_string(const Schedule& s) {
     case Schedule::Kind::split_len: out = fmt::format("split-len={}", s.count); break;
     case Schedule::Kind::chunk: out = fmt::format("chunk={}", s.count); break;
     case Schedule::Kind::table: out = "table=" + s.table_source; break;
+    case Schedule::Kind::balanced:
+      out = fmt::format("balanced={}/{}/{}", s.balanced_blocks, s.unit_keys, s.overhead_units);
+      break;
   }
   if (s.softmax_tile > 0) out += fmt::format(",tile={}", s.softmax_tile);
   return out;

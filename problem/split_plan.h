@@ -10,6 +10,44 @@ namespace mlacheck::problem {
 // The merge's limit on splits per request (its weight array).
 inline constexpr int kMaxPlanSplits = 256;
 
+// The balanced plan's arithmetic (SplitPlan::balanced), host and device alike. The batch is laid
+// out on one cost axis in request order: request b costs overhead + T_b units (T_b = ceil(L_b /
+// unit_keys)), its overhead first, then its units; its units start at A_b = (b + 1) · overhead +
+// Σ_{b' < b} T_b'. The axis is cut into `blocks` equal shares of Q units (the last one shorter); a
+// cut that falls strictly inside a request's units splits it there, a cut in its overhead does not.
+// So every block gets Q units of cost, whole units of keys, and a request is cut only where a block
+// ends: at most B + blocks - 1 pieces in all (FlashMLA's decode metadata cuts its batch the same
+// way; its overhead and rounding differ).
+namespace balanced {
+
+MLACHECK_HD constexpr int64_t units_of(int64_t kv_len, int64_t unit_keys) {
+  return (kv_len + unit_keys - 1) / unit_keys;
+}
+// Q = max(ceil(total_cost / blocks), overhead + 1): more than one request's overhead, so that every
+// share boundary inside a request's cost interval starts a piece of that request (gpu work list).
+MLACHECK_HD constexpr int64_t share(int64_t total_cost, int64_t blocks, int64_t overhead) {
+  const int64_t q = (total_cost + blocks - 1) / blocks;
+  return q > overhead + 1 ? q : overhead + 1;
+}
+// Pieces of a request whose T units start at A: 1 + the share boundaries j·Q with A < j·Q < A + T.
+MLACHECK_HD constexpr int64_t pieces(int64_t a, int64_t t, int64_t q) {
+  return t <= 1 ? 1 : 1 + (a + t - 1) / q - a / q;
+}
+// The first unit of piece s (0 for s = 0, else where its cut falls), relative to the request.
+MLACHECK_HD constexpr int64_t piece_first_unit(int64_t a, int64_t s, int64_t q) {
+  return s == 0 ? 0 : (a / q + s) * q - a;
+}
+// The block that runs piece s: the share holding its first unit (an empty request's one piece: the
+// share holding the start of its overhead, or with no overhead the unit before it, so that an empty
+// request at the axis' end, a = blocks · Q, still has a block). Non-decreasing along the batch's
+// pieces in order.
+MLACHECK_HD constexpr int64_t piece_block(int64_t a, int64_t t, int64_t s, int64_t q, int64_t overhead) {
+  if (t > 0) return a / q + s;
+  return a > 0 ? (a - (overhead > 0 ? overhead : 1)) / q : 0;
+}
+
+}  // namespace balanced
+
 struct SplitPlan {
   // Uniform: every request is cut into num_splits ranges of ceil(L / num_splits) keys (trailing
   // ranges may be empty); 0 = no split-K (a single pass).
@@ -18,21 +56,46 @@ struct SplitPlan {
   // kMaxPlanSplits) ranges of ceil(L_b / S_b) keys, so that every range of every request has at
   // most chunk_keys keys (a balanced work list for ragged batches). num_splits is then unused.
   int chunk_keys = 0;
+  // Balanced (when balanced_blocks > 0): the batch cut into balanced_blocks equal shares of cost
+  // (namespace balanced above), block i running the pieces of share i in order; a request of one
+  // piece is not split (no merge). unit_keys: keys per cost unit (the kernel's tile);
+  // overhead_units: a request's fixed cost. The cuts depend on every request's length, so a
+  // request's ranges need the whole batch (problem/schedule.h BatchSplits).
+  int balanced_blocks = 0;
+  int unit_keys = 0;
+  int overhead_units = 0;
 
   MLACHECK_HD static constexpr SplitPlan uniform(int splits) { return {splits, 0}; }
   MLACHECK_HD static constexpr SplitPlan chunked(int keys) { return {0, keys}; }
+  MLACHECK_HD static constexpr SplitPlan balanced_over(int blocks, int unit_keys, int overhead_units) {
+    return {0, 0, blocks, unit_keys, overhead_units};
+  }
 
-  MLACHECK_HD constexpr bool split_k() const { return chunk_keys > 0 || num_splits > 0; }
-  // The split count of a request with kv_len keys: 0 without split-K.
+  MLACHECK_HD constexpr bool is_balanced() const { return balanced_blocks > 0; }
+  MLACHECK_HD constexpr bool split_k() const { return chunk_keys > 0 || num_splits > 0 || is_balanced(); }
+  // The split count of a request with kv_len keys: 0 without split-K (uniform and chunked plans;
+  // a balanced plan's counts depend on the whole batch).
   MLACHECK_HD constexpr int splits_of(int64_t kv_len) const {
     if (chunk_keys <= 0) return num_splits;
     const int64_t s = (kv_len + chunk_keys - 1) / chunk_keys;
     return s < 1 ? 1 : s > kMaxPlanSplits ? kMaxPlanSplits : static_cast<int>(s);
   }
   // The most splits any request can get (bounds buffers): uniform num_splits, chunked the cap
-  // for requests of at most max_kv_len keys.
+  // for requests of at most max_kv_len keys, balanced at most one piece per block and per unit.
   MLACHECK_HD constexpr int max_splits(int64_t max_kv_len) const {
+    if (is_balanced()) {
+      const int64_t units = balanced::units_of(max_kv_len, unit_keys);
+      const int64_t most = units < 1 ? 1 : units;
+      return most < balanced_blocks ? static_cast<int>(most) : balanced_blocks;
+    }
     return chunk_keys > 0 ? splits_of(max_kv_len) : num_splits;
+  }
+  // Partial rows (token, split) a batch of total_q tokens of at most max_q_len each can need:
+  // balanced plans T + max_q_len · (blocks - 1) (each cut adds one piece to one request), others
+  // T · max_splits.
+  MLACHECK_HD constexpr int64_t max_partial_rows(int64_t total_q, int64_t max_q_len, int64_t max_kv_len) const {
+    if (is_balanced()) return total_q + max_q_len * (balanced_blocks - 1);
+    return total_q * max_splits(max_kv_len);
   }
   constexpr bool operator==(const SplitPlan&) const = default;
 };

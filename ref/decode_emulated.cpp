@@ -37,6 +37,7 @@ struct Context {
   EmulatedScales scales;
   const Kernels& k;
   const problem::Schedule& schedule;
+  const problem::BatchSplits& splits;  // the schedule's ranges over this batch
   const EmulationOptions& options;
   float p_min_normal;           // the P format's smallest normal (sensitivity's underflow set)
   float p_half_subnormal_step;  // h: the largest RNE error below it
@@ -439,7 +440,7 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const Q
     return;
   }
 
-  const std::vector<problem::KeyRange> ranges = c.schedule.ranges(b, len);
+  const std::vector<problem::KeyRange> ranges = c.splits.ranges(b);
   const int num_splits = static_cast<int>(ranges.size());
   for (int sp = 0; sp < num_splits; ++sp) {
     float* o = ws.part_o.data() + static_cast<int64_t>(sp) * kNumHeads * kVDim;
@@ -514,6 +515,13 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
     throw problem::ProblemError(
         fmt::format("split plan: num_splits = {} (supported: 0 .. {}), chunk_keys = {} (>= 0)",
                     plan.num_splits, kMaxSplits, plan.chunk_keys));
+  if (plan.balanced_blocks < 0 ||
+      (plan.is_balanced() && (plan.balanced_blocks > kMaxSplits || plan.unit_keys < 1 ||
+                              plan.overhead_units < 0)))
+    throw problem::ProblemError(fmt::format(
+        "split plan: balanced over {} blocks (supported: 1 .. {}), unit_keys = {} (>= 1), "
+        "overhead_units = {} (>= 0)",
+        plan.balanced_blocks, kMaxSplits, plan.unit_keys, plan.overhead_units));
   if (recipe.softmax_tile < 0)
     throw problem::ProblemError(fmt::format("recipe {} has softmax_tile {} < 0", recipe.name,
                                             recipe.softmax_tile));
@@ -529,13 +537,13 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
   if (schedule.softmax_tile < 0)
     throw problem::ProblemError(fmt::format("schedule tile {} < 0", schedule.softmax_tile));
   if (schedule.split_k() && schedule.kind != problem::Schedule::Kind::table &&
-      schedule.count < 1)
+      schedule.kind != problem::Schedule::Kind::balanced && schedule.count < 1)
     throw problem::ProblemError(fmt::format("schedule {}: count must be >= 1", to_string(schedule)));
-  if (schedule.max_ranges(batch.num_requests(), batch.max_kv_len()) > kMaxSplits)
+  const problem::BatchSplits splits(schedule, batch.kv_indptr());  // checks a balanced one's numbers
+  if (splits.max_ranges() > kMaxSplits)
     throw problem::ProblemError(fmt::format(
         "schedule {} cuts a request into {} splits; the merge supports at most {}",
-        to_string(schedule), schedule.max_ranges(batch.num_requests(), batch.max_kv_len()),
-        kMaxSplits));
+        to_string(schedule), splits.max_ranges(), kMaxSplits));
   schedule.check_fits(batch.kv_indptr());
   if (options.sensitivity && (schedule.split_k() || schedule.softmax_tile > 0))
     throw problem::ProblemError(
@@ -566,9 +574,8 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
   const EmulatedQ q = quantize_q(q_bf16, q_recipe);
   const float p_min_normal = p_smallest_normal(recipe);
   const Context c{batch, recipe, q, kv, emulated_scales(q_recipe, q, kv), kernels(), schedule,
-                  options, p_min_normal, p_half_subnormal_step(recipe), p_unit_roundoff(recipe)};
-  const int64_t most_splits =
-      std::max<int64_t>(schedule.max_ranges(batch.num_requests(), batch.max_kv_len()), 1);
+                  splits, options, p_min_normal, p_half_subnormal_step(recipe), p_unit_roundoff(recipe)};
+  const int64_t most_splits = splits.max_ranges();
 
   const auto T = static_cast<std::size_t>(batch.total_q());
   const std::size_t row_values = static_cast<std::size_t>(kNumHeads) * kVDim;

@@ -119,7 +119,9 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
                                const problem::KvCache& cache, const problem::Recipe& recipe,
                                int num_splits, Progress* progress = nullptr);
 // The same with a split plan (problem/split_plan.h): uniform plans are the overload above; a
-// chunked plan gives each request its own split count (step 2 per request).
+// chunked plan gives each request its own split count (step 2 per request); a balanced plan cuts
+// the batch's cost axis (problem::BatchSplits). S (partial_splits) is the most ranges any request
+// of the batch gets.
 EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
                                const problem::KvCache& cache, const problem::Recipe& recipe,
                                const problem::SplitPlan& plan, Progress* progress = nullptr);

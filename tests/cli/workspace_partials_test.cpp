@@ -2,6 +2,7 @@
 // [T, S, 16, 512] / [T, S, 16] layout, as `mlacheck drift --strategy` writes them. A synthetic
 // workspace whose every stored value names its row: a uniform plan (row t·S + s), a chunked plan
 // with q_len 2 and unequal split counts (rows part_start[b] + i·S_b + s, missing splits 0 / -inf),
+// a balanced plan read the same way,
 // base-2 LSEs converted to ln, a missing region refused.
 #include <gtest/gtest.h>
 
@@ -89,6 +90,22 @@ TEST(CliWorkspacePartials, ChunkedPlanRowsFollowTheWorkListAndPadMissingSplits) 
   for (int64_t s = 2; s < 5; ++s) expect_slot(p, 0, s, -1);
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t s = 0; s < 5; ++s) expect_slot(p, 1 + i, s, 2 + i * 5 + s, true);
+}
+
+TEST(CliWorkspacePartials, BalancedPlanRowsFollowTheWorkListAsChunkedOnes) {
+  // Request 0: q_len 1, 1 piece; request 1: q_len 2, 3 pieces (rows 1 + i·3 + s).
+  const problem::Batch batch({0, 1, 3}, {0, 100, 400}, {}, 1, 400);
+  const problem::SplitPlan plan = problem::SplitPlan::balanced_over(4, 64, 2);
+  const gpu::WorkspaceLayout layout = gpu::workspace_layout(*problem::find_recipe("a16w16"), plan, 3, 2, 300);
+  std::vector<unsigned char> ws = filled(layout, 7);
+  put(ws, layout.item_start, std::vector<int32_t>{0, 1, 4});
+  put(ws, layout.part_start, std::vector<int64_t>{0, 1, 7});
+  const SchemaPartials p = schema_partials(batch, plan, layout, ws, false);
+  ASSERT_EQ(p.splits, 3);
+  expect_slot(p, 0, 0, 0);
+  for (int64_t s = 1; s < 3; ++s) expect_slot(p, 0, s, -1);
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t s = 0; s < 3; ++s) expect_slot(p, 1 + i, s, 1 + i * 3 + s);
 }
 
 TEST(CliWorkspacePartials, AMissingRegionIsRefused) {

@@ -1,10 +1,16 @@
 // Composed recipes (problem/recipe.h parse_recipe), declared schedules (problem/schedule.h) and
 // what the emulated reference does with them (ref/decode_emulated.h EmulationOptions): each
-// schedule kind against another spelling of the same cut, folded KV scales against the codecs,
-// request subsets, captured partials, the exact stages of drift's waterfall, the sensitivity sums.
+// schedule kind against another spelling of the same cut (a balanced plan against a table of the
+// cuts found by walking its cost axis; its cuts on a hand-worked batch), folded KV scales against
+// the codecs, request subsets, captured partials, the exact stages of drift's waterfall, the
+// sensitivity sums.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -126,6 +132,76 @@ TEST(DeclaredSchedule, TableFileGivesPerRequestBoundaries) {
   EXPECT_THROW((void)parse_schedule("table=/tmp"), problem::ProblemError);  // not a regular file
 }
 
+TEST(DeclaredSchedule, BalancedParsesAndPrintsBack) {
+  const Schedule s = parse_schedule("balanced=132/64/2,tile=64");
+  EXPECT_EQ(s, Schedule::balanced(132, 64, 2, 64));
+  EXPECT_EQ(problem::to_string(s), "balanced=132/64/2,tile=64");
+  EXPECT_EQ(parse_schedule(problem::to_string(s)), s);
+  EXPECT_EQ(problem::to_string(parse_schedule("tile=16,balanced=1/1/0")), "balanced=1/1/0,tile=16");
+  EXPECT_EQ(Schedule::from_plan(problem::SplitPlan::balanced_over(132, 64, 2), 64), s);
+  const auto message = [](const char* spelling) {
+    try {
+      (void)parse_schedule(spelling);
+    } catch (const problem::ProblemError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("balanced=0/64/2").find("not an integer in 1 .. 256"), std::string::npos);
+  EXPECT_NE(message("balanced=257/64/2").find("not an integer in 1 .. 256"), std::string::npos);
+  EXPECT_NE(message("balanced=132/64").find("BLOCKS/UNIT/OVERHEAD"), std::string::npos);
+  EXPECT_NE(message("balanced=132/64/2/1").find("BLOCKS/UNIT/OVERHEAD"), std::string::npos);
+  EXPECT_NE(message("balanced=").find("BLOCKS/UNIT/OVERHEAD"), std::string::npos);
+  EXPECT_NE(message("balanced=132/0/2").find("'0' is not an integer in 1 .."), std::string::npos);
+  EXPECT_NE(message("balanced=132/64/-1").find("'-1' is not an integer in 0 .."), std::string::npos);
+  EXPECT_NE(message("balanced=x/64/2").find("'x' is not an integer"), std::string::npos);
+  EXPECT_NE(message("balanced=4/64/2,splits=3").find("more than one split kind"), std::string::npos);
+  // Its ranges need the batch: Schedule::ranges refuses, BatchSplits answers.
+  EXPECT_THROW((void)s.ranges(0, 100), problem::ProblemError);
+}
+
+using Cuts = std::vector<std::pair<int64_t, int64_t>>;
+Cuts cuts_of(const problem::BatchSplits& splits, int64_t b) {
+  Cuts out;
+  for (const problem::KeyRange& r : splits.ranges(b)) out.emplace_back(r.begin, r.end);
+  return out;
+}
+
+// Lengths 300, 0, 1000 keys, 64 keys a unit, 2 units of overhead: T = 5, 0, 16 units;
+// A_0 = 2, A_1 = 2·2 + 5 = 9, A_2 = 3·2 + 5 + 0 = 11; total cost 3·2 + 21 = 27.
+TEST(DeclaredSchedule, BalancedCutsOfAHandWorkedBatch) {
+  const std::vector<int32_t> indptr{0, 300, 300, 1300};
+  // 4 blocks: Q = max(ceil(27 / 4), 2 + 1) = 7, shares [0,7) [7,14) [14,21) [21,27).
+  // Request 0's units [2, 7): no multiple of 7 strictly inside, one piece. Request 1: one empty
+  // piece (its overhead [7, 9) in share 1). Request 2's units [11, 27): cuts at 14 and 21, units
+  // 3 and 10 of it: keys [0, 192), [192, 640), [640, 1000).
+  const Schedule four = Schedule::balanced(4, 64, 2);
+  const problem::BatchSplits s4(four, indptr);
+  EXPECT_EQ(cuts_of(s4, 0), (Cuts{{0, 300}}));
+  EXPECT_EQ(cuts_of(s4, 1), (Cuts{{0, 0}}));
+  EXPECT_EQ(cuts_of(s4, 2), (Cuts{{0, 192}, {192, 640}, {640, 1000}}));
+  EXPECT_EQ(s4.max_ranges(), 3);
+  EXPECT_EQ(four.max_ranges(3, 1000), 4);  // min(4 blocks, 16 units): the batch-free bound
+  // 8 blocks: Q = max(ceil(27 / 8), 3) = 4. Request 0's units [2, 7): a cut at 4 (unit 2): keys
+  // [0, 128), [128, 300). Request 2's units [11, 27): cuts at 12, 16, 20, 24 (units 1, 5, 9, 13).
+  const Schedule eight = Schedule::balanced(8, 64, 2);
+  const problem::BatchSplits s8(eight, indptr);
+  EXPECT_EQ(cuts_of(s8, 0), (Cuts{{0, 128}, {128, 300}}));
+  EXPECT_EQ(cuts_of(s8, 1), (Cuts{{0, 0}}));
+  EXPECT_EQ(cuts_of(s8, 2), (Cuts{{0, 64}, {64, 320}, {320, 576}, {576, 832}, {832, 1000}}));
+  EXPECT_EQ(s8.max_ranges(), 5);
+  // The blocks that run them (balanced::piece_block): 0, 1 | 1 | 2, 3, 4, 5, 6 (block 7 idle).
+  EXPECT_EQ(problem::balanced::piece_block(2, 5, 1, 4, 2), 1);
+  EXPECT_EQ(problem::balanced::piece_block(9, 0, 0, 4, 2), 1);
+  EXPECT_EQ(problem::balanced::piece_block(11, 16, 4, 4, 2), 6);
+  // Other kinds answer through BatchSplits as through Schedule::ranges.
+  const Schedule three = Schedule::uniform(3);
+  EXPECT_EQ(cuts_of(problem::BatchSplits(three, indptr), 2), (Cuts{{0, 334}, {334, 668}, {668, 1000}}));
+  EXPECT_THROW((void)s4.ranges(3), problem::ProblemError);
+  const Schedule bad = Schedule::balanced(4, 0, 2);
+  EXPECT_THROW(problem::BatchSplits(bad, indptr), problem::ProblemError);
+}
+
 struct Case {
   Inputs in;
   KvCaches caches;
@@ -171,6 +247,54 @@ TEST(DeclaredSchedule, EquivalentSpellingsEmulateTheSameBits) {
     ASSERT_TRUE(test::same_bits(by_int.out, by_table.out));
     ASSERT_TRUE(test::same_bits(by_int.lse, by_table.lse));
   }
+}
+
+// A balanced plan emulates the same bits as a table of its cuts, the cuts found here by walking
+// the cost axis unit by unit (not BatchSplits): request b's overhead, then its units, a cut before
+// every unit of it (but its first) that starts at a multiple of the share Q.
+TEST(DeclaredSchedule, BalancedPlanEmulatesTheSameBitsAsATableOfItsCuts) {
+  Case c(ragged_case());
+  const problem::Batch& b = c.in.batch;
+  constexpr int kBlocks = 12, kUnit = 16, kOverhead = 2;
+  int64_t total = 0;
+  for (int64_t q = 0; q < b.num_requests(); ++q) total += kOverhead + (b.kv_len(q) + kUnit - 1) / kUnit;
+  const int64_t share = std::max<int64_t>((total + kBlocks - 1) / kBlocks, kOverhead + 1);
+  std::string table;
+  int64_t axis = 0, cuts = 0;
+  for (int64_t q = 0; q < b.num_requests(); ++q) {
+    axis += kOverhead;
+    table += "0";
+    for (int64_t u = 0; u * kUnit < b.kv_len(q); ++u, ++axis)
+      if (u > 0 && axis % share == 0) table += " " + std::to_string(u * kUnit), ++cuts;
+    table += "\n";
+  }
+  ASSERT_GT(cuts, 2) << table;  // the batch is cut somewhere, or this checks little
+  const auto path = write_table("mlacheck_table_balanced.txt", table);
+  const problem::SplitPlan plan = problem::SplitPlan::balanced_over(kBlocks, kUnit, kOverhead);
+  for (const char* name : {"a16w16", "a8w8", "a4w4"}) {
+    SCOPED_TRACE(name);
+    const problem::Recipe r = *problem::find_recipe(name);
+    const problem::KvCache cache = c.cache(r);
+    const EmulatedResult by_plan = decode_emulated(b, c.in.q, cache, r, plan);
+    std::string spelling = "table=" + path.string();
+    if (r.softmax_tile > 0) spelling += ",tile=" + std::to_string(r.softmax_tile);
+    EmulationOptions o;
+    o.capture_partials = true;
+    const EmulatedResult by_table = decode_emulated(b, c.in.q, cache, r, parse_schedule(spelling), o);
+    ASSERT_TRUE(test::same_bits(by_plan.out, by_table.out));
+    ASSERT_TRUE(test::same_bits(by_plan.lse, by_table.lse));
+    // The partials too, S being the most pieces of a request either way.
+    const EmulatedResult by_schedule =
+        decode_emulated(b, c.in.q, cache, r, Schedule::from_plan(plan, r.softmax_tile), o);
+    ASSERT_EQ(by_schedule.partial_splits, by_table.partial_splits);
+    ASSERT_TRUE(test::same_bits(by_schedule.partial_out, by_table.partial_out));
+    ASSERT_TRUE(test::same_bits(by_schedule.partial_lse, by_table.partial_lse));
+  }
+  const problem::Recipe r = *problem::find_recipe("a16w16");
+  for (const problem::SplitPlan bad : {problem::SplitPlan::balanced_over(257, 16, 2),
+                                       problem::SplitPlan::balanced_over(4, 0, 2),
+                                       problem::SplitPlan::balanced_over(4, 16, -1)})
+    EXPECT_THROW((void)decode_emulated(b, c.in.q, c.cache(r), r, bad), problem::ProblemError);
 }
 
 // kv-scale=fold-*: the product sees fmt(code x scale), and no scale is left for the output; with
