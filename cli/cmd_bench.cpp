@@ -57,6 +57,9 @@ struct BenchOptions {
   // Work-item sizes (keys) to time instead of each persistent strategy's own; rows
   // STRATEGY@chunk=N.
   std::vector<int> chunks;
+  // Request overheads (tiles) to time instead of each balanced persistent strategy's own; rows
+  // STRATEGY@overhead=N.
+  std::vector<int> overheads;
   std::optional<Shard> shard;  // --shard i/n: this share of the cases (cli/shard.h)
 };
 
@@ -64,9 +67,19 @@ struct BenchOptions {
 // forced split count.
 std::vector<gpu::Strategy> bench_variants(const std::vector<const gpu::Strategy*>& matches,
                                           const std::vector<int>& splits,
-                                          const std::vector<int>& chunks) {
+                                          const std::vector<int>& chunks,
+                                          const std::vector<int>& overheads) {
   std::vector<gpu::Strategy> out;
   for (const gpu::Strategy* s : matches) {
+    if (!overheads.empty() && s->schedule == gpu::Schedule::persistent) {
+      for (const int n : overheads) {
+        gpu::Strategy v = *s;
+        v.tunables.balanced_overhead = n;
+        v.name += "@overhead=" + std::to_string(n);
+        out.push_back(std::move(v));
+      }
+      continue;
+    }
     if (!chunks.empty() && s->schedule == gpu::Schedule::persistent) {
       for (const int n : chunks) {
         gpu::Strategy v = *s;
@@ -129,6 +142,10 @@ int run_bench(const BenchOptions& o) {
     if (n < 1 || n > 256) throw std::invalid_argument("--splits: each count in 1..256");
   for (const int n : o.chunks)
     if (n < 1) throw std::invalid_argument("--chunks: each size >= 1 key");
+  for (const int n : o.overheads)
+    if (n < 0) throw std::invalid_argument("--overheads: each overhead >= 0 tiles");
+  if (!o.chunks.empty() && !o.overheads.empty())
+    throw std::invalid_argument("--chunks and --overheads: one or the other (a plan is chunked or balanced)");
   // Timing defaults to the harness shapes (the figures compared with FlashMLA in docs/PERF.md).
   const std::string list = !o.case_list.empty() ? o.case_list
                            : o.tier_given       ? tier_case_list(o.tier)
@@ -138,7 +155,7 @@ int run_bench(const BenchOptions& o) {
   const std::vector<const gpu::Strategy*> matches = gpu::match_strategies(o.strategy);
   if (matches.empty())
     throw std::invalid_argument("no strategy matches '" + o.strategy + "' (see `mlacheck list`)");
-  const std::vector<gpu::Strategy> variants = bench_variants(matches, o.splits, o.chunks);
+  const std::vector<gpu::Strategy> variants = bench_variants(matches, o.splits, o.chunks, o.overheads);
   if (o.shard) {
     fmt::print("mlacheck bench: {}{}\n", shard_summary(*o.shard, cases.size(), listed.size(), "cases"),
                cases.empty() ? "" : " (balanced by " + case_cost_rule() + ")");
@@ -265,6 +282,11 @@ void add_bench_command(CLI::App& app, Runner& run) {
   sub->add_option("--chunks", o->chunks,
                   "time each persistent strategy with each of these work-item sizes (keys) instead "
                   "of its own (comma-separated; rows STRATEGY@chunk=N)")
+      ->delimiter(',');
+  sub->add_option("--overheads", o->overheads,
+                  "time each persistent strategy of a balanced plan (hopper) with each of these "
+                  "request overheads (tiles) instead of its own (comma-separated; rows "
+                  "STRATEGY@overhead=N; other families refuse them)")
       ->delimiter(',');
   sub->add_option("--flush-mb", o->flush_mb, "MB read before each repetition (0: no flush)")
       ->capture_default_str();

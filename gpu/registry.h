@@ -42,6 +42,9 @@ struct Tunables {
   int softmax_tile = 0;
   // Persistent: keys per work item (fixed); 0: per batch by gpu/fast/split_rule.h.
   int chunk_keys = 0;
+  // Persistent, balanced plans (the hopper family): a request's fixed cost in tiles; -1: the
+  // family's own (gpu/hopper/config.h kBalancedOverheadTiles).
+  int balanced_overhead = -1;
 };
 
 struct Strategy {

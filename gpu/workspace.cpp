@@ -40,15 +40,21 @@ WorkspaceLayout workspace_layout(const problem::Recipe& recipe, const problem::S
       throw std::invalid_argument("no GPU strategy quantizes Q as bf16-scaled");
   }
   if (plan.split_k()) {
-    const auto splits = static_cast<std::size_t>(plan.max_splits(max_kv_len));
-    w.part_o = take(rows * splits * problem::kVDim * sizeof(float));
-    w.part_lse = take(rows * splits * sizeof(float));
+    const auto partial_rows = static_cast<std::size_t>(plan.max_partial_rows(total_q, problem::kMaxQSeqLen, max_kv_len)) * kNumHeads;
+    w.part_o = take(partial_rows * problem::kVDim * sizeof(float));
+    w.part_lse = take(partial_rows * sizeof(float));
   }
-  if (plan.chunk_keys > 0) {
+  if (plan.chunk_keys > 0 || plan.is_balanced()) {
     const auto slots = static_cast<std::size_t>(num_requests) + 1;
     w.item_start = take(slots * sizeof(int32_t));
     w.part_start = take(slots * sizeof(int64_t));
     w.item_counter = take(sizeof(int32_t));
+  }
+  if (plan.is_balanced()) {
+    w.unit_start = take((static_cast<std::size_t>(num_requests) + 1) * sizeof(int32_t));
+    w.block_first = take((static_cast<std::size_t>(plan.balanced_blocks) + 1) * sizeof(int32_t));
+    w.item_request = take((static_cast<std::size_t>(num_requests) + plan.balanced_blocks - 1) * sizeof(int32_t));
+    w.share = take(sizeof(int32_t));
   }
   w.bytes = end;
   return w;

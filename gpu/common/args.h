@@ -69,6 +69,18 @@ struct AttentionArgs {
   const int32_t* item_start = nullptr;  // [B+1] (work_list.hip writes it)
   const int64_t* part_start = nullptr;  // [B+1]
   int32_t* item_counter = nullptr;      // [1], 0 on entry (work_list.hip resets it)
+  // Balanced plans (problem/split_plan.h; set with item_start): block i takes the items
+  // block_first[i] .. block_first[i + 1] - 1 in order (no counter), request b's units start at
+  // A_b = (b + 1) · overhead_units + unit_start[b], split s covers balanced::piece_first_unit's
+  // units. unsplit_direct: a request of one split is not split, its block writes out and lse (no
+  // partial; off when the caller reads the partials back, DecodeParams::keep_partials).
+  const int32_t* unit_start = nullptr;   // [B+1]
+  const int32_t* block_first = nullptr;  // [blocks+1]
+  const int32_t* item_request = nullptr; // [items]: each item's request (no search of item_start)
+  const int32_t* share = nullptr;        // [1] Q
+  int32_t unit_keys = 0;
+  int32_t overhead_units = 0;
+  bool unsplit_direct = false;
   uint16_t* out = nullptr;   // [T, 16, 512] bf16 (single pass)
   float* lse = nullptr;      // [T, 16] natural log (single pass); may be nullptr
   float* part_o = nullptr;   // [T, S, 16, 512] (split-K)
@@ -81,6 +93,14 @@ struct AttentionArgs {
 struct PlanArgs {
   int32_t num_requests = 0;
   int32_t chunk_keys = 0;
+  // Balanced plans (problem/split_plan.h) when balanced_blocks > 0; chunk_keys is then unused.
+  int32_t balanced_blocks = 0;
+  int32_t unit_keys = 0;
+  int32_t overhead_units = 0;
+  int32_t* unit_start = nullptr;   // [B+1] out (balanced)
+  int32_t* block_first = nullptr;  // [blocks+1] out (balanced)
+  int32_t* item_request = nullptr; // [B + blocks - 1] out (balanced): item -> request
+  int32_t* share = nullptr;        // [1] out (balanced)
   const int32_t* qo_indptr = nullptr;  // [B+1]
   const int32_t* kv_indptr = nullptr;  // [B+1]
   int32_t* item_start = nullptr;       // [B+1] out: Σ_{b' < b} S_b'
@@ -98,6 +118,8 @@ struct MergeArgs {
   const int32_t* qo_indptr = nullptr;   // [B+1] (chunked plans only)
   const int32_t* item_start = nullptr;  // [B+1] or nullptr: uniform num_splits
   const int64_t* part_start = nullptr;  // [B+1]
+  // Balanced plans: a request of one split was written by the attention kernel; its rows are skipped.
+  bool unsplit_written = false;
   bool base2 = false;
   const float* part_o = nullptr;    // [T, S, 16, 512] (chunked: [rows, 16, 512])
   const float* part_lse = nullptr;  // [T, S, 16]      (chunked: [rows, 16])

@@ -69,8 +69,14 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
   require(splits >= 0 && splits <= kMaxSplits && plan.chunk_keys >= 0,
           "split count " + std::to_string(splits) + " outside 0.." + std::to_string(kMaxSplits) +
               ", or chunk_keys < 0");
-  require((plan.chunk_keys > 0) == (persistent_blocks > 0),
-          "a chunked split plan runs persistent blocks, a uniform one a block per split");
+  const bool work_list = plan.chunk_keys > 0 || plan.is_balanced();
+  require(work_list == (persistent_blocks > 0),
+          "a chunked or balanced split plan runs persistent blocks, a uniform one a block per split");
+  require(!plan.is_balanced() || (plan.balanced_blocks == persistent_blocks && plan.unit_keys >= 1 &&
+                                  plan.overhead_units >= 0 && plan.balanced_blocks <= kMaxSplits),
+          "a balanced plan's blocks (" + std::to_string(plan.balanced_blocks) +
+              ") must be the persistent blocks launched (" + std::to_string(persistent_blocks) +
+              "), at most " + std::to_string(kMaxSplits) + ", with unit_keys >= 1 and overhead_units >= 0");
   require(p.max_kv_len >= 0, "max_kv_len < 0");
   require(r.softmax_tile >= 0, "softmax_tile < 0");
   require(p.num_requests >= 0 && p.total_q >= 0, "negative sizes");
@@ -136,10 +142,17 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
   a.lse = p.lse;
   a.part_o = at<float>(p, w.part_o);
   a.part_lse = at<float>(p, w.part_lse);
-  if (plan.chunk_keys > 0) {
+  if (work_list) {
     PlanArgs pa;
     pa.num_requests = p.num_requests;
     pa.chunk_keys = plan.chunk_keys;
+    pa.balanced_blocks = plan.balanced_blocks;
+    pa.unit_keys = plan.unit_keys;
+    pa.overhead_units = plan.overhead_units;
+    pa.unit_start = at<int32_t>(p, w.unit_start);
+    pa.block_first = at<int32_t>(p, w.block_first);
+    pa.item_request = at<int32_t>(p, w.item_request);
+    pa.share = at<int32_t>(p, w.share);
     pa.qo_indptr = p.qo_indptr;
     pa.kv_indptr = p.kv_indptr;
     pa.item_start = at<int32_t>(p, w.item_start);
@@ -150,10 +163,17 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     a.item_start = pa.item_start;
     a.part_start = pa.part_start;
     a.item_counter = pa.item_counter;
+    a.unit_start = pa.unit_start;
+    a.block_first = pa.block_first;
+    a.item_request = pa.item_request;
+    a.share = pa.share;
+    a.unit_keys = plan.unit_keys;
+    a.overhead_units = plan.overhead_units;
+    a.unsplit_direct = plan.is_balanced() && !p.keep_partials;
   }
   stamp_mutant(a);
   const bool merged = attention(instance, a,
-                                plan.chunk_keys > 0
+                                work_list
                                     ? persistent_blocks
                                     : static_cast<int64_t>(p.num_requests) * (splits > 0 ? splits : 1),
                                 stream);
@@ -165,6 +185,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     m.qo_indptr = p.qo_indptr;
     m.item_start = a.item_start;
     m.part_start = a.part_start;
+    m.unsplit_written = a.unsplit_direct;
     m.base2 = r.base == problem::SoftmaxBase::two;
     m.part_o = a.part_o;
     m.part_lse = a.part_lse;

@@ -42,6 +42,7 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
     const int b = owner_of(a.qo_indptr, a.num_requests, token);
     splits = a.item_start[b + 1] - a.item_start[b];
     base = a.part_start[b] + (token - a.qo_indptr[b]) * splits;
+    if (splits == 1 && a.unsplit_written) return;  // balanced plan: the attention kernel wrote it
   }
   for (int s = tid; s < splits; s += kMergeThreads)
     lse_of[s] = a.part_lse[(base + s) * kNumHeads + head];

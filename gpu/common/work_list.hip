@@ -1,8 +1,9 @@
-// The work list of a chunked split plan (problem/split_plan.h) from the batch layout, on the
-// device so that a call needs no host synchronization: S_b = clamp(ceil(L_b / chunk), 1, 256),
-// item_start = exclusive prefix sums of S_b, part_start = exclusive prefix sums of q_len_b · S_b.
-// One block: each thread sums a contiguous run of requests, the block scans the per-thread sums,
-// then each thread writes its run.
+// The work list of a chunked or balanced split plan (problem/split_plan.h) from the batch layout,
+// on the device so that a call needs no host synchronization: item_start = exclusive prefix sums of
+// the split counts S_b, part_start = exclusive prefix sums of q_len_b · S_b; chunked plans S_b =
+// clamp(ceil(L_b / chunk), 1, 256), balanced plans S_b = balanced::pieces and also each block's
+// first item. One block: each thread sums a contiguous run of requests, the block scans the
+// per-thread sums, then each thread writes its run.
 #include <cstdint>
 
 #include "gpu/platform.h"
@@ -70,10 +71,109 @@ __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
   }
 }
 
+// The block's exclusive prefix sums of two per-thread values in thread order, and their totals
+// (every thread gets them). Ends with a barrier, so `scratch` may be reused at once.
+struct Scan2 {
+  int64_t x_before = 0, y_before = 0, x_total = 0, y_total = 0;
+};
+__device__ Scan2 block_scan2(int64_t x, int64_t y, int64_t (&scratch)[2][kPlanThreads / kWarpSize]) {
+  constexpr int kPlanWarps = kPlanThreads / kWarpSize;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid % kWarpSize, warp = tid / kWarpSize;
+  const int64_t x_through = group_inclusive_sum<kWarpSize>(x);
+  const int64_t y_through = group_inclusive_sum<kWarpSize>(y);
+  if (lane == kWarpSize - 1) {
+    scratch[0][warp] = x_through;
+    scratch[1][warp] = y_through;
+  }
+  block_sync();
+  Scan2 r;
+  for (int w = 0; w < kPlanWarps; ++w) {
+    if (w < warp) {
+      r.x_before += scratch[0][w];
+      r.y_before += scratch[1][w];
+    }
+    r.x_total += scratch[0][w];
+    r.y_total += scratch[1][w];
+  }
+  r.x_before += x_through - x;
+  r.y_before += y_through - y;
+  block_sync();
+  return r;
+}
+
+// A balanced plan (problem/split_plan.h namespace balanced): the units' prefix sums give every
+// A_b and the share Q; then the pieces' and partial rows' prefix sums, and each block's first item:
+// block_first[i] = the items of blocks before i, written by the thread of the piece whose block
+// follows a gap (every block in (previous piece's block, this piece's block] starts at this item).
+__global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a) {
+  namespace bal = problem::balanced;
+  __shared__ int64_t scratch[2][kPlanThreads / kWarpSize];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int64_t B = a.num_requests, unit = a.unit_keys, over = a.overhead_units;
+  const int64_t per = (B + kPlanThreads - 1) / kPlanThreads;
+  const int64_t first = tid * per < B ? tid * per : B;
+  const int64_t last = first + per < B ? first + per : B;
+  auto units = [&](int64_t b) { return bal::units_of(a.kv_indptr[b + 1] - a.kv_indptr[b], unit); };
+  int64_t my_units = 0;
+  for (int64_t b = first; b < last; ++b) my_units += units(b);
+  const Scan2 u = block_scan2(my_units, 0, scratch);
+  const int64_t q = bal::share(B * over + u.x_total, a.balanced_blocks, over);
+  // A_b of this run's requests: (b + 1) · overhead + the units before b.
+  int64_t pieces = 0, rows = 0;
+  {
+    int64_t before = u.x_before;
+    for (int64_t b = first; b < last; ++b) {
+      const int64_t t = units(b);
+      const int64_t s = bal::pieces((b + 1) * over + before, t, q);
+      pieces += s;
+      rows += static_cast<int64_t>(a.qo_indptr[b + 1] - a.qo_indptr[b]) * s;
+      before += t;
+    }
+  }
+  const Scan2 p = block_scan2(pieces, rows, scratch);
+  if (tid == 0) {
+    *a.share = static_cast<int32_t>(q);
+    a.item_start[B] = static_cast<int32_t>(p.x_total);
+    a.part_start[B] = p.y_total;
+    a.unit_start[B] = static_cast<int32_t>(u.x_total);
+  }
+  if (first == last) return;
+  // The block of the piece before this run's first one: the last piece of request first - 1.
+  int64_t prev_block = -1;
+  if (first > 0) {
+    const int64_t t = units(first - 1);
+    const int64_t at = first * over + u.x_before - t;  // A of request first - 1
+    prev_block = bal::piece_block(at, t, bal::pieces(at, t, q) - 1, q, over);
+  }
+  int64_t item = p.x_before, row = p.y_before, before = u.x_before;
+  for (int64_t b = first; b < last; ++b) {
+    const int64_t t = units(b), at = (b + 1) * over + before;
+    const int64_t s_count = bal::pieces(at, t, q);
+    a.item_start[b] = static_cast<int32_t>(item);
+    a.part_start[b] = row;
+    a.unit_start[b] = static_cast<int32_t>(before);
+    for (int64_t s = 0; s < s_count; ++s, ++item) {
+      a.item_request[item] = static_cast<int32_t>(b);
+      const int64_t blk = bal::piece_block(at, t, s, q, over);
+      for (int64_t i = prev_block + 1; i <= blk; ++i) a.block_first[i] = static_cast<int32_t>(item);
+      prev_block = blk;
+    }
+    row += static_cast<int64_t>(a.qo_indptr[b + 1] - a.qo_indptr[b]) * s_count;
+    before += t;
+  }
+  if (last == B)  // the blocks after the last piece's take nothing
+    for (int64_t i = prev_block + 1; i <= a.balanced_blocks; ++i) a.block_first[i] = static_cast<int32_t>(item);
+}
+
 }  // namespace
 
 void launch_work_list(const PlanArgs& args, StreamHandle stream) {
-  split_plan_kernel<<<1, kPlanThreads, 0, static_cast<hipStream_t>(stream)>>>(args);
+  if (args.balanced_blocks > 0) {
+    balanced_plan_kernel<<<1, kPlanThreads, 0, static_cast<hipStream_t>(stream)>>>(args);
+  } else {
+    split_plan_kernel<<<1, kPlanThreads, 0, static_cast<hipStream_t>(stream)>>>(args);
+  }
   MLACHECK_GPU_CHECK(hipGetLastError());
 }
 

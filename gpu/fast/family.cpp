@@ -30,6 +30,9 @@ std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
     return "the mma kernel's softmax step is its tile of " + to_string(kTileKeys) + " keys";
   if (s.schedule == Schedule::single_pass)
     return "the mma kernels run split-K or persistent (one split is a single pass)";
+  if (s.tunables.balanced_overhead >= 0)
+    return "the mma kernels' persistent schedule takes chunked work items, not a balanced plan's "
+           "(a request overhead is the hopper family's tunable)";
   return std::nullopt;
 }
 

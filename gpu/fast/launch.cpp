@@ -43,6 +43,8 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
           "the KV cache must be 16-byte aligned");
   const problem::SplitPlan plan =
       family().split_plan(s, {p.num_requests, p.max_kv_len, p.total_kv}, p.multiprocessors);
+  // The fast kernel takes items of chunked plans only (gpu/fast/attention.hip's work item).
+  require(!plan.is_balanced(), "the fast kernels run uniform or chunked split plans, not balanced ones");
   // Persistent: one block per SM (the shared-memory plan allows one), each taking items in turn.
   common::queue_decode(r, *instance, plan, plan.chunk_keys > 0 ? p.multiprocessors : 0, p, stream,
                        &launch_attention);

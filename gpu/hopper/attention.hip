@@ -351,10 +351,25 @@ struct WorkItem {
   __device__ WorkItem(const AttentionArgs& a, int64_t item, bool chunked) {
     if (chunked) {
       single_pass = false;
-      b = common::owner_of(a.item_start, a.num_requests, item);
+      // Balanced: the item's request from its own table, one load instead of a binary search's chain.
+      b = a.item_request != nullptr ? a.item_request[item] : common::owner_of(a.item_start, a.num_requests, item);
       splits = a.item_start[b + 1] - a.item_start[b];
       split = static_cast<int>(item - a.item_start[b]);
       part_base = a.part_start[b];
+      if (a.unit_start != nullptr) {  // balanced: the split's units, and an unsplit request's output
+        namespace bal = problem::balanced;
+        row0 = a.kv_indptr[b];
+        len = a.kv_indptr[b + 1] - row0;
+        q_len = a.qo_indptr[b + 1] - a.qo_indptr[b];
+        single_pass = splits == 1 && a.unsplit_direct;
+        const int64_t at = static_cast<int64_t>(b + 1) * a.overhead_units + a.unit_start[b];
+        const int64_t q = *a.share;
+        const int64_t from = bal::piece_first_unit(at, split, q) * a.unit_keys;
+        const int64_t to = split + 1 < splits ? bal::piece_first_unit(at, split + 1, q) * a.unit_keys : len;
+        first = static_cast<int32_t>(from < len ? from : len);
+        end_of_split = static_cast<int32_t>(to < len ? to : len);
+        return;
+      }
     } else {
       single_pass = a.num_splits == 0;
       splits = a.num_splits > 0 ? a.num_splits : 1;
@@ -382,10 +397,11 @@ struct WorkItem {
   }
 };
 
-// The block's work items, in order. A uniform plan: the block's own item, then none. A chunked plan
-// (the persistent schedule, one block per SM): the producer warp takes each next item from
-// item_counter (dynamic, so items of unequal length balance across the SMs; work_list.hip resets
-// the counter for each call) and hands it to the consumers through the queue's slot j %
+// The block's work items, in order. A uniform plan: the block's own item, then none. A balanced
+// plan (the persistent schedule, one block per SM): the block's own run of items, block_first[i] ..
+// block_first[i + 1] - 1, of equal cost by construction. A chunked plan (the same schedule with
+// `--chunks`): the producer warp takes each next item from item_counter (dynamic, so items of
+// unequal length balance across the SMs; work_list.hip resets the counter for each call) and hands it to the consumers through the queue's slot j %
 // kItemSlots: its full barrier (the producer's one arrival) and its empty one (an arrival per
 // consumer warp, once the warp has read the slot). The producer thus takes item j + 1, and
 // streams its tiles, while the consumers still finish item j. The item past the last (>= count)
@@ -414,7 +430,12 @@ struct ItemSource {
     if constexpr (Producer) {
       mma::bulk_barrier_wait(&empty()[slot], phase ^ 1);  // a fresh barrier's "previous" phase is done
       if (lane == 0) {
-        item = atomicAdd(a.item_counter, 1);
+        if (a.block_first != nullptr) {  // balanced: this block's own items, in order
+          const int32_t mine = a.block_first[blockIdx.x] + j;
+          item = mine < a.block_first[blockIdx.x + 1] ? mine : static_cast<int32_t>(count(a));
+        } else {
+          item = atomicAdd(a.item_counter, 1);
+        }
         slots()[slot] = item;
         mma::bulk_barrier_arrive(&full[slot]);  // release: the slot's write before the arrival
       }

@@ -39,6 +39,13 @@ inline constexpr int kMxfp4RingParts = 10;
 // mma family measured it (data/tunables/fast.def kBlockOverheadTiles; not re-measured here).
 inline constexpr int kBlockOverheadTiles = 2;
 inline constexpr int kMaxSplits = problem::kMaxPlanSplits;
+// The persistent schedule's balanced plan (problem/split_plan.h): a request's fixed cost in tiles
+// (its Q staging, the pipeline's refill and its partial's write and merge). Measured (docs/PERF.md,
+// device run 2 of 2026-12-02's seventh session, `bench --overheads 0,1,2,4,8`, a16w16 / a16w8
+// persistent): 4 was fastest or within 1 µs of it on the three ragged layout cases for bf16
+// (ragged_bs64_kv8192 111.1 / 80.4 / 71.6 / 61.4 / 63.7 µs) and within 11 % for fp8 (8 was
+// faster there on two of three).
+inline constexpr int kBalancedOverheadTiles = 4;
 // The persistent schedule's work items per SM for a uniform batch (gpu/fast/split_rule.h
 // persistent_chunk_keys): the mma family's measured choice (data/tunables/fast.def
 // kPersistentItemsPerSm, device run 18: 2 beat 4 on all three ragged cases); not re-measured here.

@@ -44,7 +44,8 @@ std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
   return std::nullopt;
 }
 
-// The mma family's wave model and persistent chunk (gpu/fast/split_rule.h) with this family's tile.
+// Split-K: the mma family's wave model (gpu/fast/split_rule.h) with this family's tile. Persistent:
+// a balanced plan over the device's SMs (problem/split_plan.h).
 problem::SplitPlan split_plan(const Strategy& s, const BatchShape& shape, int multiprocessors) {
   const fast::SplitRule rule{multiprocessors, kTileKeys, kBlockOverheadTiles, kMaxSplits,
                              kPersistentItemsPerSm};
@@ -56,9 +57,11 @@ problem::SplitPlan split_plan(const Strategy& s, const BatchShape& shape, int mu
           s.tunables.split_rule ? fast::split_count(rule, shape.num_requests, shape.max_kv_len)
                                 : s.tunables.splits);
     case Schedule::persistent:
-      return problem::SplitPlan::chunked(s.tunables.chunk_keys > 0
-                                             ? s.tunables.chunk_keys
-                                             : fast::persistent_chunk_keys(rule, shape.total_kv));
+      // Fixed work items when asked for (bench --chunks), else equal shares of the batch per SM.
+      if (s.tunables.chunk_keys > 0) return problem::SplitPlan::chunked(s.tunables.chunk_keys);
+      return problem::SplitPlan::balanced_over(
+          multiprocessors, kTileKeys,
+          s.tunables.balanced_overhead >= 0 ? s.tunables.balanced_overhead : kBalancedOverheadTiles);
   }
   return {};
 }

@@ -64,9 +64,10 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   // SMs / splits: device run 3 of 2026-12-02 session 5 ran 32 x 1024 with 4 splits fused in 43 µs
   // against 25 unfused (a second wave), and 64 x 8192 with 2 splits in 153.0 against 156.4.
   // Persistent: one block per SM (the shared-memory plan allows one), each taking items in turn.
-  const bool fused = plan.chunk_keys == 0 && !p.keep_partials && p.num_requests > 0 &&
+  const bool fused = plan.num_splits > 0 && !p.keep_partials && p.num_requests > 0 &&
                      p.num_requests <= cluster_merge_capacity(*instance, plan.num_splits);
-  common::queue_decode(r, *instance, plan, plan.chunk_keys > 0 ? p.multiprocessors : 0, p, stream,
+  const bool persistent = plan.chunk_keys > 0 || plan.is_balanced();
+  common::queue_decode(r, *instance, plan, persistent ? p.multiprocessors : 0, p, stream,
                        fused ? &launch_attention_fused : &launch_attention);
 }
 

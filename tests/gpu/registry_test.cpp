@@ -17,6 +17,7 @@
 #include "gpu/workspace.h"
 #include "problem/batch.h"
 #include "problem/kv_cache.h"
+#include "problem/shape.h"
 #include "problem/split_plan.h"
 
 namespace mlacheck::gpu {
@@ -100,6 +101,14 @@ TEST(GpuRegistry, EveryPlanIsOneTheKernelsCanRun) {
             }
             break;
           case Schedule::persistent: {
+            if (plan.is_balanced()) {  // the hopper family: equal shares over every SM
+              EXPECT_EQ(s.family->id, FamilyId::hopper);
+              EXPECT_EQ(plan.balanced_blocks, multiprocessors);
+              EXPECT_EQ(plan.unit_keys, rule.tile_keys);
+              EXPECT_GE(plan.overhead_units, 0);
+              EXPECT_LE(plan.max_splits(len), std::min<int64_t>(multiprocessors, (len + 63) / 64));
+              break;
+            }
             ASSERT_GT(plan.chunk_keys, 0);
             EXPECT_EQ(plan.chunk_keys % rule.tile_keys, 0) << "chunk " << plan.chunk_keys;
             EXPECT_LE(plan.splits_of(len), problem::kMaxPlanSplits);
@@ -236,7 +245,11 @@ TEST(GpuWorkspace, RegionsFitAndDoNotOverlap) {
     for (const int64_t tokens : {1, 7, 256}) {
       const problem::Batch batch = problem::Batch::uniform(static_cast<int32_t>(tokens), 10);
       const problem::SplitPlan plan = s.emulated_plan(batch, kPlanningMultiprocessorsWithoutGpu);
-      const int splits = plan.max_splits(batch.max_kv_len());
+      // (token, split) rows: T x max_splits, a balanced plan's T + 4 (blocks - 1) (split_plan.h).
+      const auto partial_rows = static_cast<std::size_t>(
+          plan.split_k() ? (plan.is_balanced() ? tokens + problem::kMaxQSeqLen * (plan.balanced_blocks - 1)
+                                               : tokens * plan.max_splits(batch.max_kv_len()))
+                         : 0);
       const WorkspaceLayout w =
           workspace_layout(s.recipe, plan, tokens, batch.num_requests(), batch.max_kv_len());
       const std::size_t rows = static_cast<std::size_t>(tokens) * 16;
@@ -257,13 +270,18 @@ TEST(GpuWorkspace, RegionsFitAndDoNotOverlap) {
       add(w.q_block_scales, rows * 18);
       add(w.q_scale, 4);
       add(w.amax, 4 * 256);
-      add(w.part_o, rows * static_cast<std::size_t>(splits) * 512 * 4);
-      add(w.part_lse, rows * static_cast<std::size_t>(splits) * 4);
+      add(w.part_o, partial_rows * 16 * 512 * 4);
+      add(w.part_lse, partial_rows * 16 * 4);
       EXPECT_EQ(w.q_codes == WorkspaceLayout::kAbsent, s.recipe.q == problem::QFormat::bf16);
       add(w.item_start, (static_cast<std::size_t>(tokens) + 1) * 4);
       add(w.part_start, (static_cast<std::size_t>(tokens) + 1) * 8);
       EXPECT_EQ(w.part_o == WorkspaceLayout::kAbsent, !plan.split_k());
-      EXPECT_EQ(w.item_start == WorkspaceLayout::kAbsent, plan.chunk_keys == 0);
+      add(w.unit_start, (static_cast<std::size_t>(tokens) + 1) * 4);
+      add(w.block_first, (static_cast<std::size_t>(plan.balanced_blocks) + 1) * 4);
+      add(w.share, 4);
+      add(w.item_request, plan.is_balanced() ? (static_cast<std::size_t>(tokens) + plan.balanced_blocks - 1) * 4 : 0);
+      EXPECT_EQ(w.item_start == WorkspaceLayout::kAbsent, plan.chunk_keys == 0 && !plan.is_balanced());
+      EXPECT_EQ(w.block_first == WorkspaceLayout::kAbsent, !plan.is_balanced());
       EXPECT_EQ(s.workspace_bytes(batch, kPlanningMultiprocessorsWithoutGpu), w.bytes);
     }
   }

@@ -1,0 +1,136 @@
+// The work list of a balanced split plan (gpu/common/work_list.hip) as the device writes it, against
+// the plan worked out here unit by unit on the host: each request's units walked along the cost
+// axis, a piece starting wherever a unit begins a share (problem/split_plan.h's definition, not its
+// closed forms). Runs the hopper persistent strategy with its workspace kept and reads the work
+// list back. Skips without a usable GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpu/availability.h"
+#include "gpu/registry.h"
+#include "gpu/workspace.h"
+#include "problem/split_plan.h"
+#include "ref/case_list.h"
+#include "ref/generate.h"
+#include "ref/kv_caches.h"
+
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+#include "gpu/device_problem.h"
+#endif
+
+namespace mlacheck::gpu {
+namespace {
+
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+// The plan of a batch, by walking every unit.
+struct HostPlan {
+  int64_t share = 0;
+  std::vector<int32_t> item_start, unit_start, block_first, item_request;
+  std::vector<int64_t> part_start;
+};
+
+HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) {
+  const int64_t B = batch.num_requests(), over = plan.overhead_units;
+  std::vector<int64_t> units(static_cast<std::size_t>(B));
+  int64_t total = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    units[static_cast<std::size_t>(b)] = (batch.kv_len(b) + plan.unit_keys - 1) / plan.unit_keys;
+    total += over + units[static_cast<std::size_t>(b)];
+  }
+  HostPlan h;
+  h.share = std::max<int64_t>((total + plan.balanced_blocks - 1) / plan.balanced_blocks, over + 1);
+  std::vector<int64_t> piece_block;  // the block of every piece, in order
+  int64_t pos = 0, items = 0, rows = 0, units_before = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    h.item_start.push_back(static_cast<int32_t>(items));
+    h.part_start.push_back(rows);
+    h.unit_start.push_back(static_cast<int32_t>(units_before));
+    const int64_t cost_start = pos;
+    pos += over;
+    int64_t pieces = 0;
+    const int64_t t = units[static_cast<std::size_t>(b)];
+    if (t == 0) {  // its overhead's first unit, or without overhead the unit before it
+      piece_block.push_back(over > 0 ? cost_start / h.share : (pos > 0 ? (pos - 1) / h.share : 0));
+      h.item_request.push_back(static_cast<int32_t>(b));
+      pieces = 1;
+    }
+    for (int64_t u = 0; u < t; ++u, ++pos)
+      if (u == 0 || pos % h.share == 0) {
+        piece_block.push_back(pos / h.share);
+        h.item_request.push_back(static_cast<int32_t>(b));
+        ++pieces;
+      }
+    items += pieces;
+    rows += batch.q_len(b) * pieces;
+    units_before += t;
+  }
+  h.item_start.push_back(static_cast<int32_t>(items));
+  h.part_start.push_back(rows);
+  h.unit_start.push_back(static_cast<int32_t>(units_before));
+  for (int64_t i = 0; i <= plan.balanced_blocks; ++i)
+    h.block_first.push_back(static_cast<int32_t>(
+        std::count_if(piece_block.begin(), piece_block.end(), [&](int64_t blk) { return blk < i; })));
+  return h;
+}
+
+template <typename T>
+std::vector<T> region(const std::vector<unsigned char>& ws, std::size_t offset, std::size_t count) {
+  std::vector<T> v(count);
+  if (offset == WorkspaceLayout::kAbsent || offset + count * sizeof(T) > ws.size()) return {};
+  std::memcpy(v.data(), ws.data() + offset, count * sizeof(T));
+  return v;
+}
+
+// Ragged with empty and one-key requests, one request longer than a share, uniform, q_len 2, and a
+// batch of more requests than SMs.
+constexpr const char* kCases = R"(
+name=ragged      batch=40  kv_len=3000 layout=ragged seed=11
+name=one_long    batch=3   kv_len=60000 seed=12
+name=uniform     batch=32  kv_len=881 seed=13
+name=q2_ragged   batch=24  kv_len=2048 q_len=2 layout=ragged seed=14
+name=many_short  batch=300 kv_len=200 layout=ragged seed=15
+)";
+#endif
+
+TEST(GpuBalancedPlan, WorkListMatchesTheUnitByUnitWalk) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+  const Strategy* s = find_strategy("a16w16/persistent/hopper");
+  ASSERT_NE(s, nullptr);
+  int checked = 0;
+  for (const ref::CaseSpec& spec : ref::parse_case_list(kCases, "balanced_plan_test")) {
+    SCOPED_TRACE(spec.name);
+    const ref::Inputs in = ref::generate(spec);
+    ref::KvCaches caches(in.kv, in.batch.cache_rows());
+    const problem::KvCache cache = caches.for_recipe(s->recipe);
+    if (const auto why = s->supports(in.batch, cache)) GTEST_SKIP() << *why;
+    const int sms = planning_multiprocessors();
+    const problem::SplitPlan plan = s->emulated_plan(in.batch, sms);
+    ASSERT_TRUE(plan.is_balanced());
+    const WorkspaceLayout w = workspace_layout(s->recipe, plan, in.batch.total_q(), in.batch.num_requests(),
+                                               in.batch.max_kv_len());
+    DeviceProblem device(in.batch, in.q);
+    const RunResult r = device.run(*s, cache, KeepWorkspace::yes);
+    const HostPlan h = walk_plan(in.batch, plan);
+    const auto slots = static_cast<std::size_t>(in.batch.num_requests()) + 1;
+    EXPECT_EQ(region<int32_t>(r.workspace, w.share, 1), std::vector<int32_t>{static_cast<int32_t>(h.share)});
+    EXPECT_EQ(region<int32_t>(r.workspace, w.item_start, slots), h.item_start);
+    EXPECT_EQ(region<int64_t>(r.workspace, w.part_start, slots), h.part_start);
+    EXPECT_EQ(region<int32_t>(r.workspace, w.unit_start, slots), h.unit_start);
+    EXPECT_EQ(region<int32_t>(r.workspace, w.block_first, static_cast<std::size_t>(plan.balanced_blocks) + 1),
+              h.block_first);
+    EXPECT_EQ(region<int32_t>(r.workspace, w.item_request, h.item_request.size()), h.item_request);
+    EXPECT_LE(h.item_request.size(), static_cast<std::size_t>(in.batch.num_requests() + plan.balanced_blocks - 1));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
+#endif
+}
+
+}  // namespace
+}  // namespace mlacheck::gpu
