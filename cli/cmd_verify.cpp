@@ -220,7 +220,7 @@ int run_verify(const VerifyOptions& o) {
 #endif
     // Emulated outputs by (recipe, split plan, softmax step): the strategies of a recipe differ
     // there.
-    std::map<std::tuple<std::string, int, int, int, int, int, int>, ref::EmulatedResult> emulated;
+    std::map<std::tuple<std::string, problem::SplitPlan, int>, ref::EmulatedResult> emulated;
     for (const gpu::Strategy* s : strategies) {
       Row row;
       row.case_name = spec.name;
@@ -235,9 +235,7 @@ int run_verify(const VerifyOptions& o) {
           continue;
         }
         const problem::SplitPlan plan = s->emulated_plan(in.batch, gpu::planning_multiprocessors());
-        const auto key = std::make_tuple(std::string(s->recipe.name), plan.num_splits,
-                                         plan.chunk_keys, plan.balanced_blocks, plan.unit_keys,
-                                         plan.overhead_units, s->recipe.softmax_tile);
+        const auto key = std::make_tuple(std::string(s->recipe.name), plan, s->recipe.softmax_tile);
         if (!emulated.contains(key))
           emulated.emplace(key, ref::decode_emulated(in.batch, in.q, cache, s->recipe, plan));
         const ref::EmulatedResult& emu = emulated.at(key);

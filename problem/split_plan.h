@@ -1,6 +1,7 @@
 #pragma once
 // How each request's keys are cut into split-K ranges (ref/decode_emulated.h step 2): the one
 // definition the emulated reference and the GPU schedules share (host + device), header only.
+#include <compare>
 #include <cstdint>
 
 #include "quant/hd.h"
@@ -97,7 +98,9 @@ struct SplitPlan {
     if (is_balanced()) return total_q + max_q_len * (balanced_blocks - 1);
     return total_q * max_splits(max_kv_len);
   }
-  constexpr bool operator==(const SplitPlan&) const = default;
+  // Every field, so that a cache of emulations keyed on a plan (cmd_verify, the GPU decode tests)
+  // cannot take one plan's result for another's.
+  constexpr auto operator<=>(const SplitPlan&) const = default;
 };
 
 }  // namespace mlacheck::problem

@@ -24,8 +24,7 @@ PreparedCase::PreparedCase(const ref::CaseSpec& s)
 
 const ref::EmulatedResult& PreparedCase::emulated(const problem::Recipe& r,
                                                   const problem::SplitPlan& plan) {
-  const auto key = std::make_tuple(std::string(r.name), plan.num_splits, plan.chunk_keys,
-                                   r.softmax_tile);
+  const auto key = std::make_tuple(std::string(r.name), plan, r.softmax_tile);
   auto it = emulated_.find(key);
   if (it == emulated_.end())
     it = emulated_

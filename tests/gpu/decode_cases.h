@@ -13,6 +13,7 @@
 #include "check/layout.h"
 #include "problem/kv_cache.h"
 #include "problem/recipe.h"
+#include "problem/split_plan.h"
 #include "ref/case_spec.h"
 #include "ref/decode_emulated.h"
 #include "ref/decode_exact.h"
@@ -43,7 +44,7 @@ class PreparedCase {
   check::DataScale data_;
   check::OutputLayout layout_;
   // (recipe, uniform splits, chunk keys, softmax step)
-  std::map<std::tuple<std::string, int, int, int>, ref::EmulatedResult> emulated_;
+  std::map<std::tuple<std::string, problem::SplitPlan, int>, ref::EmulatedResult> emulated_;  // (recipe, plan, tile)
 };
 
 // The prepared case of that name (made on first use, kept for the rest of the process).
