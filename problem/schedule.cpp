@@ -142,10 +142,8 @@ int64_t Schedule::max_ranges(int64_t num_requests, int64_t max_len) const {
         most = std::max<int64_t>(most, static_cast<int64_t>(table[static_cast<std::size_t>(b)].size()));
       return most;
     }
-    case Kind::balanced: {
-      const int64_t units = balanced::units_of(max_len, std::max(unit_keys, 1));
-      return std::min<int64_t>(balanced_blocks, std::max<int64_t>(1, units));
-    }
+    case Kind::balanced:
+      return SplitPlan::balanced_over(balanced_blocks, std::max(unit_keys, 1), overhead_units).max_splits(max_len);
   }
   return 1;
 }

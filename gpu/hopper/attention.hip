@@ -356,20 +356,6 @@ struct WorkItem {
       splits = a.item_start[b + 1] - a.item_start[b];
       split = static_cast<int>(item - a.item_start[b]);
       part_base = a.part_start[b];
-      if (a.unit_start != nullptr) {  // balanced: the split's units, and an unsplit request's output
-        namespace bal = problem::balanced;
-        row0 = a.kv_indptr[b];
-        len = a.kv_indptr[b + 1] - row0;
-        q_len = a.qo_indptr[b + 1] - a.qo_indptr[b];
-        single_pass = splits == 1 && a.unsplit_direct;
-        const int64_t at = static_cast<int64_t>(b + 1) * a.overhead_units + a.unit_start[b];
-        const int64_t q = *a.share;
-        const int64_t from = bal::piece_first_unit(at, split, q) * a.unit_keys;
-        const int64_t to = split + 1 < splits ? bal::piece_first_unit(at, split + 1, q) * a.unit_keys : len;
-        first = static_cast<int32_t>(from < len ? from : len);
-        end_of_split = static_cast<int32_t>(to < len ? to : len);
-        return;
-      }
     } else {
       single_pass = a.num_splits == 0;
       splits = a.num_splits > 0 ? a.num_splits : 1;
@@ -380,6 +366,17 @@ struct WorkItem {
     row0 = a.kv_indptr[b];
     len = a.kv_indptr[b + 1] - row0;
     q_len = a.qo_indptr[b + 1] - a.qo_indptr[b];
+    if (chunked && a.unit_start != nullptr) {  // balanced: the split's units, and an unsplit request's output
+      namespace bal = problem::balanced;
+      single_pass = splits == 1 && a.unsplit_direct;
+      const int64_t at = static_cast<int64_t>(b + 1) * a.overhead_units + a.unit_start[b];
+      const int64_t q = *a.share;
+      const int64_t from = bal::piece_first_unit(at, split, q) * a.unit_keys;
+      const int64_t to = split + 1 < splits ? bal::piece_first_unit(at, split + 1, q) * a.unit_keys : len;
+      first = static_cast<int32_t>(from < len ? from : len);
+      end_of_split = static_cast<int32_t>(to < len ? to : len);
+      return;
+    }
     const int64_t per_split = single_pass ? len : (int64_t{len} + splits - 1) / splits;
     first = static_cast<int32_t>(split * per_split < len ? split * per_split : len);
     end_of_split = static_cast<int32_t>(first + per_split < len ? first + per_split : len);

@@ -1,7 +1,6 @@
 // The work list of a balanced split plan (gpu/common/work_list.hip) as the device writes it, against
-// the plan worked out here unit by unit on the host: each request's units walked along the cost
-// axis, a piece starting wherever a unit begins a share (problem/split_plan.h's definition, not its
-// closed forms). Runs the hopper persistent strategy with its workspace kept and reads the work
+// the plan worked out unit by unit on the host (tests/support/balanced_walk.h: problem/split_plan.h's
+// definition, not its closed forms). Runs the hopper persistent strategy with its workspace kept and reads the work
 // list back. Skips without a usable GPU.
 #include <gtest/gtest.h>
 
@@ -18,6 +17,7 @@
 #include "ref/case_list.h"
 #include "ref/generate.h"
 #include "ref/kv_caches.h"
+#include "tests/support/balanced_walk.h"
 
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
 #include "gpu/device_problem.h"
@@ -27,7 +27,7 @@ namespace mlacheck::gpu {
 namespace {
 
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
-// The plan of a batch, by walking every unit.
+// The work list's arrays from the unit-by-unit walk (tests/support/balanced_walk.h).
 struct HostPlan {
   int64_t share = 0;
   std::vector<int32_t> item_start, unit_start, block_first, item_request;
@@ -35,46 +35,29 @@ struct HostPlan {
 };
 
 HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) {
-  const int64_t B = batch.num_requests(), over = plan.overhead_units;
-  std::vector<int64_t> units(static_cast<std::size_t>(B));
-  int64_t total = 0;
-  for (int64_t b = 0; b < B; ++b) {
-    units[static_cast<std::size_t>(b)] = (batch.kv_len(b) + plan.unit_keys - 1) / plan.unit_keys;
-    total += over + units[static_cast<std::size_t>(b)];
-  }
+  std::vector<int64_t> lengths;
+  for (int64_t b = 0; b < batch.num_requests(); ++b) lengths.push_back(batch.kv_len(b));
+  const testing::BalancedWalk w =
+      testing::walk_balanced(lengths, plan.balanced_blocks, plan.unit_keys, plan.overhead_units);
   HostPlan h;
-  h.share = std::max<int64_t>((total + plan.balanced_blocks - 1) / plan.balanced_blocks, over + 1);
-  std::vector<int64_t> piece_block;  // the block of every piece, in order
-  int64_t pos = 0, items = 0, rows = 0, units_before = 0;
-  for (int64_t b = 0; b < B; ++b) {
+  h.share = w.share;
+  int64_t items = 0, rows = 0, units = 0;
+  for (int64_t b = 0; b < batch.num_requests(); ++b) {
     h.item_start.push_back(static_cast<int32_t>(items));
     h.part_start.push_back(rows);
-    h.unit_start.push_back(static_cast<int32_t>(units_before));
-    const int64_t cost_start = pos;
-    pos += over;
-    int64_t pieces = 0;
-    const int64_t t = units[static_cast<std::size_t>(b)];
-    if (t == 0) {  // its overhead's first unit, or without overhead the unit before it
-      piece_block.push_back(over > 0 ? cost_start / h.share : (pos > 0 ? (pos - 1) / h.share : 0));
-      h.item_request.push_back(static_cast<int32_t>(b));
-      pieces = 1;
-    }
-    for (int64_t u = 0; u < t; ++u, ++pos)
-      if (u == 0 || pos % h.share == 0) {
-        piece_block.push_back(pos / h.share);
-        h.item_request.push_back(static_cast<int32_t>(b));
-        ++pieces;
-      }
+    h.unit_start.push_back(static_cast<int32_t>(units));
+    const auto pieces = static_cast<int64_t>(w.piece_first[static_cast<std::size_t>(b)].size());
     items += pieces;
     rows += batch.q_len(b) * pieces;
-    units_before += t;
+    units += (batch.kv_len(b) + plan.unit_keys - 1) / plan.unit_keys;
   }
   h.item_start.push_back(static_cast<int32_t>(items));
   h.part_start.push_back(rows);
-  h.unit_start.push_back(static_cast<int32_t>(units_before));
+  h.unit_start.push_back(static_cast<int32_t>(units));
+  for (const int64_t r : w.piece_request) h.item_request.push_back(static_cast<int32_t>(r));
   for (int64_t i = 0; i <= plan.balanced_blocks; ++i)
     h.block_first.push_back(static_cast<int32_t>(
-        std::count_if(piece_block.begin(), piece_block.end(), [&](int64_t blk) { return blk < i; })));
+        std::count_if(w.piece_block.begin(), w.piece_block.end(), [&](int64_t blk) { return blk < i; })));
   return h;
 }
 

@@ -106,7 +106,8 @@ TEST(GpuRegistry, EveryPlanIsOneTheKernelsCanRun) {
               EXPECT_EQ(plan.balanced_blocks, multiprocessors);
               EXPECT_EQ(plan.unit_keys, rule.tile_keys);
               EXPECT_GE(plan.overhead_units, 0);
-              EXPECT_LE(plan.max_splits(len), std::min<int64_t>(multiprocessors, (len + 63) / 64));
+              EXPECT_LE(plan.max_splits(len),
+                        std::min<int64_t>(multiprocessors, (len + rule.tile_keys - 1) / rule.tile_keys));
               break;
             }
             ASSERT_GT(plan.chunk_keys, 0);

@@ -26,6 +26,7 @@
 #include "ref/kv_caches.h"
 #include "ref/round_to.h"
 #include "test_support.h"
+#include "tests/support/balanced_walk.h"
 
 namespace mlacheck::ref {
 namespace {
@@ -249,24 +250,21 @@ TEST(DeclaredSchedule, EquivalentSpellingsEmulateTheSameBits) {
   }
 }
 
-// A balanced plan emulates the same bits as a table of its cuts, the cuts found here by walking
-// the cost axis unit by unit (not BatchSplits): request b's overhead, then its units, a cut before
-// every unit of it (but its first) that starts at a multiple of the share Q.
+// A balanced plan emulates the same bits as a table of its cuts, the cuts found by walking the cost
+// axis unit by unit (tests/support/balanced_walk.h, not BatchSplits).
 TEST(DeclaredSchedule, BalancedPlanEmulatesTheSameBitsAsATableOfItsCuts) {
   Case c(ragged_case());
   const problem::Batch& b = c.in.batch;
   constexpr int kBlocks = 12, kUnit = 16, kOverhead = 2;
-  int64_t total = 0;
-  for (int64_t q = 0; q < b.num_requests(); ++q) total += kOverhead + (b.kv_len(q) + kUnit - 1) / kUnit;
-  const int64_t share = std::max<int64_t>((total + kBlocks - 1) / kBlocks, kOverhead + 1);
+  std::vector<int64_t> lengths;
+  for (int64_t q = 0; q < b.num_requests(); ++q) lengths.push_back(b.kv_len(q));
+  const testing::BalancedWalk walk = testing::walk_balanced(lengths, kBlocks, kUnit, kOverhead);
   std::string table;
-  int64_t axis = 0, cuts = 0;
-  for (int64_t q = 0; q < b.num_requests(); ++q) {
-    axis += kOverhead;
-    table += "0";
-    for (int64_t u = 0; u * kUnit < b.kv_len(q); ++u, ++axis)
-      if (u > 0 && axis % share == 0) table += " " + std::to_string(u * kUnit), ++cuts;
+  int64_t cuts = 0;
+  for (const std::vector<int64_t>& firsts : walk.piece_first) {
+    for (std::size_t s = 0; s < firsts.size(); ++s) table += (s > 0 ? " " : "") + std::to_string(firsts[s]);
     table += "\n";
+    cuts += static_cast<int64_t>(firsts.size()) - 1;
   }
   ASSERT_GT(cuts, 2) << table;  // the batch is cut somewhere, or this checks little
   const auto path = write_table("mlacheck_table_balanced.txt", table);
