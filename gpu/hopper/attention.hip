@@ -83,6 +83,7 @@
 
 #include "gpu/common/device_common.h"
 #include "gpu/common/device_math.h"
+#include "gpu/common/exact_quotient.h"
 #include "gpu/common/operand_decode.h"
 #include "gpu/common/operands.h"
 #include "gpu/common/owner.h"
@@ -1541,24 +1542,65 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
           out_o[v].x[l] = (wg == 0 ? o[v].x[l] : o[kOChunks - kVChunks + v].x[l]) +
                           theirs[(v * Acc::ne + l) * sm90::kWarpgroupThreads + wg_tid];
     }
+    // fl32(acc / l) of all of this thread's elements at once (gpu/common/exact_quotient.h: one
+    // reciprocal per head, no division and no branch per element), unless one lies outside the
+    // window where that is exact; fp8: then fl32(· KV scale); an empty split's output is 0.
+    if (empty_split) {
 #pragma unroll
-    for (int v = 0; v < kVChunks; ++v)
+      for (int v = 0; v < kVChunks; ++v)
 #pragma unroll
-      for (int l = 0; l < Acc::ne; ++l) {
-        const int h = Acc::get_j(l);
-        const int d = (wg * kVChunks + v) * sm90::kWgM + Acc::get_i(l);
-        float out = empty_split ? 0.0f : out_o[v].x[l] / l_run[head_slot(l)];
-        if (kFp8 && !empty_split && a.kv_scaled) out = out * a.kv_scale;  // fl32(fl32(acc / l) · scale)
-        const int64_t row = token * kNumHeads + h;
-        if (w.single_pass) {
-          a.out[row * kVDim + d] = quant::f32_to_bf16(out);
-        } else {
-          const bool bf16_partial = a.partial == problem::PartialFormat::bf16;
-          (Fused ? partial->o[h * kVDim + d]
-                 : a.part_o[((part_base + i * w.splits + w.split) * kNumHeads + h) * kVDim + d]) =
-              bf16_partial ? common::round_to_bf16(out) : out;
-        }
+        for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = 0.0f;
+    } else {
+      common::ExactDivisor divisor[4];
+      bool in_window = true;
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        divisor[c] = common::exact_divisor(l_run[c]);
+        in_window = in_window && common::divisor_in_window(l_run[c]);
       }
+#pragma unroll
+      for (int v = 0; v < kVChunks; ++v)
+#pragma unroll
+        for (int l = 0; l < Acc::ne; ++l) in_window = in_window && common::dividend_in_window(out_o[v].x[l]);
+      if (in_window) {
+#pragma unroll
+        for (int v = 0; v < kVChunks; ++v)
+#pragma unroll
+          for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = common::exact_quotient(out_o[v].x[l], divisor[head_slot(l)]);
+      } else {
+#pragma unroll
+        for (int v = 0; v < kVChunks; ++v)
+#pragma unroll
+          for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = out_o[v].x[l] / l_run[head_slot(l)];
+      }
+      if (kFp8 && a.kv_scaled)
+#pragma unroll
+        for (int v = 0; v < kVChunks; ++v)
+#pragma unroll
+          for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = out_o[v].x[l] * a.kv_scale;
+    }
+    // The stores, one loop per destination: with the choice made per element (out, a float32 or a
+    // bf16 partial), every element was a few branches and their reconvergence, and the 32 stores of
+    // a thread took about 4000 cycles (device run 3 of 2026-12-03; SASS: BSSY / BRA / BSYNC around
+    // each of them).
+    // Element (v, l) of this thread: head Acc::get_j(l), value dim (wg · kVChunks + v) · 64 + Acc::get_i(l).
+    auto store_all = [&](auto&& store) {
+#pragma unroll
+      for (int v = 0; v < kVChunks; ++v)
+#pragma unroll
+        for (int l = 0; l < Acc::ne; ++l)
+          store(Acc::get_j(l) * kVDim + (wg * kVChunks + v) * sm90::kWgM + Acc::get_i(l), out_o[v].x[l]);
+    };
+    if (w.single_pass) {
+      uint16_t* dst = a.out + token * kNumHeads * kVDim;
+      store_all([&](int at, float x) { dst[at] = quant::f32_to_bf16(x); });
+    } else {
+      float* dst = Fused ? partial->o : a.part_o + (part_base + i * w.splits + w.split) * kNumHeads * kVDim;
+      if (a.partial == problem::PartialFormat::bf16)
+        store_all([&](int at, float x) { dst[at] = common::round_to_bf16(x); });
+      else
+        store_all([&](int at, float x) { dst[at] = x; });
+    }
     consumer_sync();
     if (tid < kNumHeads) {
       const float lse = empty_split ? kNegInf : stat_m[tid] + common::log_base(kBase2, stat_l[tid]);

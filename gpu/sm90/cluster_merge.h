@@ -54,12 +54,13 @@ __device__ inline void cluster_merge_partials(const ClusterPartial& mine, Cluste
 
   if (tid < kNumHeads) {  // one thread per head: the maximum, the weights and W in split order
     const int h = tid;
+    // Every peer's LSE loaded before any is used: one remote latency, not one per split.
     float lse_of[kMaxClusterSplits];
+#pragma unroll
+    for (int s = 0; s < kMaxClusterSplits; ++s)
+      if (s < splits) lse_of[s] = load_cluster_f32(cluster_address(&mine.lse[h], static_cast<uint32_t>(s)));
     float big = merge::kNegInf;
-    for (int s = 0; s < splits; ++s) {
-      lse_of[s] = load_cluster_f32(cluster_address(&mine.lse[h], static_cast<uint32_t>(s)));
-      big = merge::max_lse(big, lse_of[s]);
-    }
+    for (int s = 0; s < splits; ++s) big = merge::max_lse(big, lse_of[s]);
     float total = 0.0f;
     for (int s = 0; s < splits; ++s) {
       scratch.weight[h][s] = merge::weight(base2, lse_of[s], big);
@@ -76,8 +77,15 @@ __device__ inline void cluster_merge_partials(const ClusterPartial& mine, Cluste
     const int d = 4 * (c % kChunksPerHead);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (!merge::empty_row(scratch.big[h])) {
-      for (int s = 0; s < splits; ++s) {
-        const float4 v = load_cluster_f4(cluster_address(&mine.o[h * kVDim + d], static_cast<uint32_t>(s)));
+      // Every split's chunk loaded before the sums (as the LSEs above), then added in split order.
+      float4 part[kMaxClusterSplits];
+#pragma unroll
+      for (int s = 0; s < kMaxClusterSplits; ++s)
+        if (s < splits) part[s] = load_cluster_f4(cluster_address(&mine.o[h * kVDim + d], static_cast<uint32_t>(s)));
+#pragma unroll
+      for (int s = 0; s < kMaxClusterSplits; ++s) {
+        if (s >= splits) break;
+        const float4 v = part[s];
         const float w = scratch.weight[h][s];
         acc[0] = merge::accumulate(acc[0], w, v.x);
         acc[1] = merge::accumulate(acc[1], w, v.y);

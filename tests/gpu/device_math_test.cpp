@@ -7,9 +7,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
+#include <vector>
 #include <string>
 
 #include "gpu/common/device_math.h"
+#include "gpu/common/exact_quotient.h"
 #include "gpu/common/rounding.h"
 #include "problem/recipe.h"
 #include "quant/bits.h"
@@ -88,6 +91,56 @@ TEST(GpuDeviceMath, NaturalLseOfBaseTwo) {
   }
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(natural_lse(true, -inf), -inf);
+}
+
+// exact_quotient against IEEE division (the host's a / b), bit for bit, in its window: random
+// divisors over every binade of the window and the row sums kernels see (1 .. 2^20), random
+// dividends, and dividends whose quotient lies next to a rounding midpoint of float32 (a = RN(b m)
+// for m a midpoint between two floats), where a wrong last step shows. The same sum without its
+// correction (RN(a r)) must miss some of them, or the cases could not see a missing step.
+TEST(GpuDeviceMath, ExactQuotientIsIeeeDivisionInItsWindow) {
+  std::mt19937 rng(20261203);
+  const auto in_window = [&](int lo_exp, int hi_exp) {  // a random float with |x| in [2^lo, 2^hi)
+    std::uniform_int_distribution<int> exp(lo_exp, hi_exp - 1);
+    std::uniform_int_distribution<uint32_t> mant(0, (1u << 23) - 1), sign(0, 1);
+    return quant::f32_from_bits((sign(rng) << 31) | (static_cast<uint32_t>(exp(rng) + 127) << 23) | mant(rng));
+  };
+  std::vector<float> divisors = {1.0f, 3.0f, 7.0f, 64.0f, 8192.0f, 0x1.fffffep0f, 0x1.000002p0f,
+                                 0x1p-60f, 0x1.fffffep59f, -0x1p-60f, -5.5f};
+  for (int i = 0; i < 1500; ++i) divisors.push_back(in_window(-60, 60));
+  for (int i = 0; i < 1500; ++i) divisors.push_back(std::fabs(in_window(0, 20)));  // row sums
+  int64_t checked = 0, wrong = 0, uncorrected_wrong = 0;
+  const auto check = [&](float a, float b) {
+    if (!dividend_in_window(a) || !std::isfinite(a / b)) return;
+    ++checked;
+    const ExactDivisor d = exact_divisor(b);
+    const float got = exact_quotient(a, d), want = a / b;
+    if (!same(got, want) && ++wrong <= 5)
+      ADD_FAILURE() << hex(a) << " / " << hex(b) << ": " << hex(got) << " vs IEEE " << hex(want);
+    if (!same(a * d.r, want)) ++uncorrected_wrong;
+  };
+  std::uniform_int_distribution<uint32_t> mant(0, (1u << 23) - 1);
+  for (const float b : {divisors[0], divisors[1]}) ASSERT_TRUE(divisor_in_window(b));
+  for (const float b : divisors) {
+    ASSERT_TRUE(divisor_in_window(b)) << hex(b);
+    for (const float a : {0.0f, -0.0f, 0x1p-60f, -0x1.fffffep59f, b, -b}) check(a, b);
+    for (int i = 0; i < 2000; ++i) check(in_window(-60, 60), b);
+    for (int i = 0; i < 1000; ++i) {
+      // q a float in [1, 2) times 2^k with q b in the window; m = q + ulp(q)/2 in double; a = RN(b m).
+      const double q = 1.0 + static_cast<double>(mant(rng)) * 0x1p-23 + 0x1p-24;
+      const int k = std::uniform_int_distribution<int>(-30, 30)(rng);
+      const float a = static_cast<float>(static_cast<double>(b) * std::ldexp(q, k));
+      check(a, b);
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "of " << checked;
+  EXPECT_GT(uncorrected_wrong, checked / 100) << "RN(a r) alone agreed with IEEE division too often";
+  // Outside the window the caller divides.
+  for (const float x : {0.0f, 0x1p-61f, 0x1p60f, std::numeric_limits<float>::infinity(),
+                        std::numeric_limits<float>::quiet_NaN(), 0x1p-130f})
+    EXPECT_FALSE(divisor_in_window(x)) << hex(x);
+  EXPECT_TRUE(dividend_in_window(-0.0f));
+  EXPECT_FALSE(dividend_in_window(std::numeric_limits<float>::quiet_NaN()));
 }
 
 TEST(GpuRounding, EveryBf16AndASweepMatchTheReference) {
