@@ -69,10 +69,11 @@
 // high and low bf16 parts (two P·V products a tile, in two groups), exp2 and a base-2 LSE, and V
 // rounded to f16 (the emulation's P·V operand type) where a box's scales leave 104..140.
 // Split-K with 2 to 8 splits, bf16 (Fused): the blocks of one request's splits form a thread-block
-// cluster, each leaves its partial of a token in its own shared memory, and they merge the token's
-// output there (gpu/sm90/cluster_merge.h, the merge kernel's float operations) instead of writing
-// partials for a second kernel. The hand-offs are mbarriers armed by each block's thread 0 on every
-// peer (cluster_barrier_arrive): barrier.cluster would need the producer warp, which has left.
+// cluster; each writes its partial of a token to the workspace as for the merge kernel, and once all
+// are written (an mbarrier each block's thread 0 arrives on in every peer, after one release fence:
+// barrier.cluster would need the producer warp, which has left) the blocks merge the token's output
+// from L2 between them (gpu/sm90/cluster_merge.h, the merge kernel's float operations): no second
+// kernel.
 // Not yet: heads x q_len packed into N (tokens run one after another).
 #include <cstddef>
 #include <cstdint>
@@ -219,14 +220,13 @@ constexpr int kAlignSlack = KvTile::kAtomBytes;  // dynamic shared memory is onl
 // so that the producer can take the next item while the consumers still read the last.
 constexpr int kItemSlots = 2;
 
-// The merge inside a cluster (Fused, bf16 only: the fp8 plan has no 32 KB to spare): this block's
-// partial of the current token, the merge's scratch, and two mbarriers of the cluster's hand-off
-// ("every partial written", "every peer done reading mine").
-constexpr int kPartialsWritten = 0, kPeersDone = 1, kClusterBarriers = 2;
+// The merge inside a cluster (Fused, bf16 only): the merge's scratch and the cluster's hand-off
+// mbarrier ("every partial of the token written").
+constexpr int kPartialsWritten = 0, kClusterBarriers = 1;
 
 struct SharedPlan {
   int stage = 0, value = 0, q = 0, p = 0, pub = 0, red = 0, stats = 0, bars = 0, items = 0;
-  int partial = 0, scratch = 0, cluster_bars = 0;  // Fused only
+  int scratch = 0, cluster_bars = 0;  // Fused only
   int drain = 0;  // fp8 and MXFP4: a word per consumer warp (qk_decoded's release)
   int full_barriers = 0, empty_barriers = 0, bytes = 0;
 };
@@ -252,8 +252,7 @@ constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = 
   s.bars = s.stats + 2 * kNumHeads * 4;
   s.items = s.bars + (s.full_barriers + s.empty_barriers + 2 * kItemSlots) * 8;  // ItemSource::slots()
   s.cluster_bars = (s.items + kItemSlots * 4 + 7) / 8 * 8;
-  s.partial = (s.cluster_bars + (fused ? kClusterBarriers * 8 : 0) + 15) / 16 * 16;
-  s.scratch = s.partial + (fused ? static_cast<int>(sizeof(sm90::ClusterPartial)) : 0);
+  s.scratch = (s.cluster_bars + (fused ? kClusterBarriers * 8 : 0) + 15) / 16 * 16;
   s.drain = s.scratch + (fused ? static_cast<int>(sizeof(sm90::ClusterMergeScratch)) : 0);
   s.bytes = s.drain + (fp8 ? kConsumerWarps * 4 : 0) + kAlignSlack;
   return s;
@@ -521,7 +520,6 @@ __device__ void produce(const AttentionArgs& a, const ItemSource<Chunked>& items
                         unsigned char* stages, Barrier* full, Barrier* empty) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const bool paged = a.kv_indices != nullptr;
-  if (lane < (paged ? kRunMaps : 1)) sm90::tma_prefetch_map(&maps.rows[paged ? lane : kRunMaps - 1]);
   // The cache is read once: its lines go first from L2 (the split partials and the merge's reads
   // stay).
   const uint64_t policy = sm90::l2_evict_first_policy();
@@ -793,7 +791,6 @@ template <bool Chunked>
 __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>& items, const CUtensorMap* map,
                               unsigned char* ring, Barrier* full, Barrier* empty) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  if (lane == 0) sm90::tma_prefetch_map(map);
   const bool paged = a.kv_indices != nullptr;
   const uint64_t policy = sm90::l2_evict_first_policy();  // the cache is read once
   int part = 0;
@@ -1189,7 +1186,7 @@ __device__ __forceinline__ void stage_q_mxfp4(const AttentionArgs& a, int64_t to
 
 // Chunked: the persistent schedule's item queue (ItemSource), else a block per item. Fused (split-K,
 // bf16): the a.num_splits blocks of a request form a thread-block cluster and merge their partials
-// in it (gpu/sm90/cluster_merge.h), writing out and lse; no partial leaves the cluster.
+// from L2 in it (gpu/sm90/cluster_merge.h), writing out and lse; no merge kernel follows.
 template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base, bool Chunked, bool Fused>
 __global__ void __launch_bounds__(kThreads<Kv>, 1)
     hopper_attention_kernel(AttentionArgs a, const __grid_constant__ KvMaps kv_maps) {
@@ -1217,6 +1214,18 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   Barrier* empty = full + plan.full_barriers;
   ItemSource<Chunked> items;
   items.full = empty + plan.empty_barriers;
+  // The copy engine's descriptors of the cache (bf16 rows, MXFP4 scales) fetched at once by the
+  // producer warp: from the producer's own start the first bulk tensor copy waited about 1600
+  // cycles for its descriptor, after the L2 flush between calls (device run 4 of 2026-12-03: the
+  // tile's copies issued 3300 cycles after a block's entry, Q staged at 3000).
+  if (tid >= kConsumerThreads && tid < kConsumerThreads + kWarpSize) {
+    if constexpr (Kv == problem::KvFormat::bf16) {
+      const bool paged = a.kv_indices != nullptr;
+      if (lane < (paged ? kRunMaps : 1)) sm90::tma_prefetch_map(&kv_maps.rows[paged ? lane : kRunMaps - 1]);
+    } else if constexpr (Kv == problem::KvFormat::mxfp4) {
+      if (lane == 0) sm90::tma_prefetch_map(&kv_maps.scales);
+    }
+  }
 
   if (tid == 0) {
     for (int s = 0; s < plan.full_barriers; ++s) mma::bulk_barrier_init(&full[s], 1);
@@ -1284,7 +1293,6 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   int iter = 0;  // tiles consumed so far: the ring's stage and phase, as the producer counts them
   int tokens_done = 0;  // Fused: the cluster barriers' phase
   Barrier* cluster_bars = reinterpret_cast<Barrier*>(smem + plan.cluster_bars);
-  auto* partial = reinterpret_cast<sm90::ClusterPartial*>(smem + plan.partial);
   auto* scratch = reinterpret_cast<sm90::ClusterMergeScratch*>(smem + plan.scratch);
   for (TokenCursor<false, Chunked> c(a, items); c.more; c.advance(a)) {
     const WorkItem& w = c.w;
@@ -1522,9 +1530,6 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
     Acc out_o[kVChunks];
 #pragma unroll
     for (int v = 0; v < kVChunks; ++v) out_o[v] = o[v];
-    // Fused: this block's partial of the last token stays until every peer has read it.
-    if constexpr (Fused)
-      if (tokens_done > 0) sm90::cluster_barrier_wait(&cluster_bars[kPeersDone], (tokens_done - 1) & 1);
     if constexpr (kFp8) {
       float* mine = reinterpret_cast<float*>(own_v);
       const float* theirs = reinterpret_cast<const float*>(other_v);
@@ -1556,12 +1561,12 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
         divisor[c] = common::exact_divisor(l_run[c]);
-        in_window = in_window && common::divisor_in_window(l_run[c]);
+        in_window &= common::divisor_in_window(l_run[c]);  // &, not &&: no branch per element
       }
 #pragma unroll
       for (int v = 0; v < kVChunks; ++v)
 #pragma unroll
-        for (int l = 0; l < Acc::ne; ++l) in_window = in_window && common::dividend_in_window(out_o[v].x[l]);
+        for (int l = 0; l < Acc::ne; ++l) in_window &= common::dividend_in_window(out_o[v].x[l]);
       if (in_window) {
 #pragma unroll
         for (int v = 0; v < kVChunks; ++v)
@@ -1595,7 +1600,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       uint16_t* dst = a.out + token * kNumHeads * kVDim;
       store_all([&](int at, float x) { dst[at] = quant::f32_to_bf16(x); });
     } else {
-      float* dst = Fused ? partial->o : a.part_o + (part_base + i * w.splits + w.split) * kNumHeads * kVDim;
+      float* dst = a.part_o + (part_base + i * w.splits + w.split) * kNumHeads * kVDim;
       if (a.partial == problem::PartialFormat::bf16)
         store_all([&](int at, float x) { dst[at] = common::round_to_bf16(x); });
       else
@@ -1607,30 +1612,26 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       if (w.single_pass) {
         if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = common::natural_lse(kBase2, lse);
       } else {
-        (Fused ? partial->lse[tid] : a.part_lse[(part_base + i * w.splits + w.split) * kNumHeads + tid]) = lse;
+        a.part_lse[(part_base + i * w.splits + w.split) * kNumHeads + tid] = lse;
       }
     }
     consumer_sync();  // stats, Q, P and the published statistics are reused by the next token
     if constexpr (Fused) {
-      // The cluster's merge of the token: every block's partial written (the barrier above, then
-      // thread 0's releasing arrival on each peer), merged by all of them, and each peer told when
-      // this block is done reading its partial.
-      const auto peers = static_cast<uint32_t>(w.splits);
-      if (tid == 0)
-        for (uint32_t r = 0; r < peers; ++r) sm90::cluster_barrier_arrive(&cluster_bars[kPartialsWritten], r);
+      // The cluster's merge of the token: every block's partial row written (the barrier above,
+      // then thread 0's release fence and arrival on each peer), merged by all of them from L2,
+      // block w.split (its rank) taking its share of the chunks. Each token has rows of its own,
+      // so no block waits for the peers' reads before it goes on.
+      if (tid == 0) sm90::cluster_barrier_arrive_all(&cluster_bars[kPartialsWritten], static_cast<uint32_t>(w.splits));
       sm90::cluster_barrier_wait(&cluster_bars[kPartialsWritten], tokens_done & 1);
-      sm90::cluster_merge_partials(*partial, *scratch, w.splits, false, a.out + token * kNumHeads * kVDim,
-                                   a.lse != nullptr ? a.lse + token * kNumHeads : nullptr, kConsumerThreads,
-                                   [] { consumer_sync(); });
-      consumer_sync();  // every thread's reads of the peers' partials done
-      if (tid == 0)
-        for (uint32_t r = 0; r < peers; ++r) sm90::cluster_barrier_arrive(&cluster_bars[kPeersDone], r);
+      const int64_t first_row = part_base + i * w.splits;
+      sm90::cluster_merge_rows(a.part_o + first_row * kNumHeads * kVDim, a.part_lse + first_row * kNumHeads, w.splits,
+                               w.split, false, a.out + token * kNumHeads * kVDim,
+                               a.lse != nullptr ? a.lse + token * kNumHeads : nullptr, *scratch, kConsumerThreads,
+                               [] { consumer_sync(); });
+      consumer_sync();  // the scratch is the next token's
     }
     ++tokens_done;
   }
-  // Fused: no block leaves while a peer may still read its partial.
-  if constexpr (Fused)
-    if (tokens_done > 0) sm90::cluster_barrier_wait(&cluster_bars[kPeersDone], (tokens_done - 1) & 1);
 }
 
 // The launch configuration of a fused kernel: clusters of args.num_splits blocks along x.

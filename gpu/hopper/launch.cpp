@@ -58,11 +58,13 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   }
   const problem::SplitPlan plan =
       family().split_plan(s, {p.num_requests, p.max_kv_len, p.total_kv}, p.multiprocessors);
-  // Split-K of 2 to 8 splits: the merge in the kernel's clusters (no partials through global
-  // memory, no merge kernel) when every request's cluster runs at once, unless the caller reads the
-  // partials back. A cluster must find its blocks' SMs free in one GPC, so fewer clusters fit than
-  // SMs / splits: device run 3 of 2026-12-02 session 5 ran 32 x 1024 with 4 splits fused in 43 µs
-  // against 25 unfused (a second wave), and 64 x 8192 with 2 splits in 153.0 against 156.4.
+  // Split-K of 2 to 8 splits: the merge in the kernel's clusters (the partials read back from L2
+  // by the cluster's blocks, no merge kernel) when every request's cluster runs at once, unless the
+  // caller reads the partials back. A cluster must find its blocks' SMs free in one GPC, so fewer
+  // clusters fit than SMs / splits: device run 3 of 2026-12-02 session 5 ran 32 x 1024 with 4
+  // splits fused in 43 µs against 25 unfused (a second wave), and 64 x 8192 with 2 splits in 153.0
+  // against 156.4; with the merge from L2 (device run 7 of 2026-12-03), 4 x 1024 with 8 splits
+  // fused 16.8 against 23.7 for the merge kernel (16-block clusters: gpu/sm90/cluster_merge.h).
   // Persistent: one block per SM (the shared-memory plan allows one), each taking items in turn.
   const bool fused = plan.num_splits > 0 && !p.keep_partials && p.num_requests > 0 &&
                      p.num_requests <= cluster_merge_capacity(*instance, plan.num_splits);

@@ -12,13 +12,6 @@
 
 namespace mlacheck::gpu::sm90 {
 
-// This block's rank in its cluster, 0 .. cluster size - 1.
-__device__ __forceinline__ uint32_t cluster_rank() {
-  uint32_t rank = 0;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
-  return rank;
-}
-
 // Every thread of every block of the cluster: writes to shared memory before it (release) are
 // visible to reads of any block after it (acquire). All threads of each block reach it together
 // (the .aligned form).
@@ -35,14 +28,19 @@ __device__ __forceinline__ uint32_t cluster_address(const void* local, uint32_t 
   return remote;
 }
 
-// An arrival on the mbarrier `bar` (given by this block's address of it) as block `rank` holds it,
-// releasing at cluster scope: what this thread wrote, and what a barrier ordered before this,
-// is visible to the threads of that block once their acquiring wait (cluster_barrier_wait) is
-// through. So blocks hand data over without barrier.cluster, which every thread of every block
-// must reach (a warp that left early, like a producer warp, could not).
-__device__ __forceinline__ void cluster_barrier_arrive(const void* bar, uint32_t rank) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_address(bar, rank))
-               : "memory");
+// Arrivals on the mbarrier `bar` (given by this block's address of it) as blocks 0 .. peers - 1 hold
+// it: one release fence at cluster scope, then a relaxed arrival on each, so what this thread wrote,
+// and what a barrier ordered before the fence, is visible to the threads of each of those blocks
+// once their acquiring wait (cluster_barrier_wait) is through. So blocks hand data over without
+// barrier.cluster, which every thread of every block must reach (a warp that left early, like a
+// producer warp, could not). Why not a releasing arrival per peer: each is compiled to a GPU-scope
+// memory barrier of its own (MEMBAR.ALL.GPU); eight in a row took about 3100 cycles on the H200
+// (docs/PERF.md, device run 4 of 2026-12-03).
+__device__ __forceinline__ void cluster_barrier_arrive_all(const void* bar, uint32_t peers) {
+  asm volatile("fence.acq_rel.cluster;\n" ::: "memory");
+  for (uint32_t rank = 0; rank < peers; ++rank)
+    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_address(bar, rank))
+                 : "memory");
 }
 
 // Waits for phase `parity` of this block's mbarrier `bar` to complete, acquiring at cluster scope.
@@ -53,21 +51,6 @@ __device__ __forceinline__ void cluster_barrier_wait(const void* bar, uint32_t p
       " @!done bra wait;\n}\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(bar))),
       "r"(parity)
       : "memory");
-}
-
-// 16 bytes (four floats) and one float at a cluster shared address (cluster_address).
-__device__ __forceinline__ float4 load_cluster_f4(uint32_t address) {
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(address)
-               : "memory");
-  return v;
-}
-__device__ __forceinline__ float load_cluster_f32(uint32_t address) {
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(address) : "memory");
-  return v;
 }
 
 }  // namespace mlacheck::gpu::sm90

@@ -12,8 +12,8 @@ struct MergedRows {
 };
 
 // The partials part_o [T, S, 16, 512] and part_lse [T, S, 16] merged on the device twice: by the
-// merge kernel (gpu/common/merge.hip) and by cluster_merge in a cluster of S blocks per token, each
-// block's partial copied into its shared memory first. Outputs are poisoned (NaN) before each.
+// merge kernel (gpu/common/merge.hip) and by cluster_merge_rows with S blocks per token, each
+// taking its rank's share of the chunks. Outputs are poisoned (NaN) before each.
 // 1 <= S <= sm90::kMaxClusterSplits.
 struct MergeComparison {
   MergedRows kernel, cluster;

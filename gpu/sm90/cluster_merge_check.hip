@@ -1,8 +1,6 @@
-// sm_90a builds only (gpu/CMakeLists.txt): cluster_merge (gpu/sm90/cluster_merge.h) against the
-// merge kernel on the same partials, for tests/gpu/cluster_merge_test.cpp. The cluster kernel is
-// launched with a runtime cluster size (cudaLaunchKernelEx, cudaLaunchAttributeClusterDimension):
-// block b holds split b % S of token b / S, which is its rank in its cluster of S consecutive
-// blocks.
+// sm_90a builds only (gpu/CMakeLists.txt): cluster_merge_rows (gpu/sm90/cluster_merge.h) against
+// the merge kernel on the same partials, for tests/gpu/cluster_merge_test.cpp: S blocks per token,
+// block b merging rank b % S's share of token b / S.
 #include "gpu/sm90/cluster_merge_check.h"
 
 #include <stdexcept>
@@ -23,22 +21,20 @@ namespace {
 using problem::kNumHeads;
 using problem::kVDim;
 constexpr int kThreads = 256;
-constexpr int kShared = sizeof(sm90::ClusterPartial) + sizeof(sm90::ClusterMergeScratch);
+constexpr int kShared = sizeof(sm90::ClusterMergeScratch);
 
+// Block b merges its share (rank b % S) of token b / S's rows, as the hopper kernel's blocks do
+// once every split's row is written (here the rows are the input).
 __global__ void __launch_bounds__(kThreads)
     cluster_merge_kernel(const float* part_o, const float* part_lse, int splits, bool base2,
                          uint16_t* out, float* lse) {
   extern __shared__ float4 shared_words[];
-  auto& mine = *reinterpret_cast<sm90::ClusterPartial*>(shared_words);
-  auto& scratch = *reinterpret_cast<sm90::ClusterMergeScratch*>(
-      reinterpret_cast<unsigned char*>(shared_words) + sizeof(sm90::ClusterPartial));
+  auto& scratch = *reinterpret_cast<sm90::ClusterMergeScratch*>(shared_words);
   const int64_t token = blockIdx.x / splits;
-  const int64_t row = static_cast<int64_t>(blockIdx.x);  // (token, split) in part_o's order
-  const int tid = static_cast<int>(threadIdx.x);
-  for (int i = tid; i < kNumHeads * kVDim; i += kThreads) mine.o[i] = part_o[row * kNumHeads * kVDim + i];
-  if (tid < kNumHeads) mine.lse[tid] = part_lse[row * kNumHeads + tid];
-  sm90::cluster_merge(mine, scratch, splits, base2, out + token * kNumHeads * kVDim,
-                      lse + token * kNumHeads, kThreads);
+  const auto rank = static_cast<int>(blockIdx.x % splits);
+  sm90::cluster_merge_rows(part_o + token * splits * kNumHeads * kVDim, part_lse + token * splits * kNumHeads,
+                           splits, rank, base2, out + token * kNumHeads * kVDim, lse + token * kNumHeads,
+                           scratch, kThreads, [] { common::block_sync(); });
 }
 
 MergedRows download(const DeviceBuffer<uint16_t>& out, const DeviceBuffer<float>& lse) {
@@ -79,19 +75,11 @@ MergeComparison device_merge_both_ways(const std::vector<float>& part_o,
 
   out.fill_bytes(0xFF);
   lse.fill_bytes(0xFF);
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(rows));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = kShared;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = static_cast<unsigned>(splits);
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  MLACHECK_GPU_CHECK(cudaLaunchKernelEx(&config, cluster_merge_kernel, d_o.get(), d_lse.get(), splits,
-                                        base2, out.get(), lse.get()));
+  // S blocks per token, block b of rank b % S: the hopper kernel's clusters, whose only part in
+  // the merge is the barrier before it (here the rows are the input).
+  cluster_merge_kernel<<<static_cast<unsigned>(rows), kThreads, kShared>>>(d_o.get(), d_lse.get(), splits, base2,
+                                                                          out.get(), lse.get());
+  MLACHECK_GPU_CHECK(hipGetLastError());
   MLACHECK_GPU_CHECK(hipDeviceSynchronize());
   result.cluster = download(out, lse);
   return result;

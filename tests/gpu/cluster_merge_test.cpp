@@ -1,8 +1,9 @@
-// gpu/sm90/cluster_merge.h on the device (NVIDIA sm_90a): the split-K merge inside a cluster of S
-// blocks, each split's partial in its block's shared memory, gives the merge kernel's bits
-// (gpu/common/merge.hip) on the same partials, out and LSE, in either base, with empty splits and
-// a token whose every split is empty. A block that read another rank's partial, a chunk merged
-// twice or never (the NaN poison left), or any other float order would differ.
+// gpu/sm90/cluster_merge.h on the device (NVIDIA sm_90a): the split-K merge of S partial rows
+// shared by S blocks (the hopper kernel's cluster, block r taking chunks r, r + S, ...) gives the
+// merge kernel's bits (gpu/common/merge.hip) on the same partials, out and LSE, in either base, with
+// empty splits and a token whose every split is empty, for 1 to 8 splits. A block that read
+// another token's rows, a chunk merged twice or never (the NaN poison left), or any other float
+// order would differ.
 // Skips without a usable GPU, on a device that is not compute capability 9.0, and in builds
 // without sm_90a code.
 #include <gtest/gtest.h>

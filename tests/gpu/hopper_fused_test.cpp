@@ -5,7 +5,7 @@
 // (gpu/common/merge_math.h), so any difference is a partial read from the wrong block or token, a
 // chunk merged twice or never (the poison left), or a hand-off that let a block read a partial
 // before it was written. (Whether the outputs are right at all is the decode suite's question:
-// its a16w16 hopper rows run fused wherever the split rule gives 2 to 8 splits.) Skips without a
+// its a16w16 hopper rows run fused wherever the split rule gives 2 to 8 splits and the clusters fit.) Skips without a
 // usable GPU, on a device that is not compute capability 9.0, and in builds without sm_90a code.
 #include <gtest/gtest.h>
 
