@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <limits>
 #include <random>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "gpu/common/device_math.h"
 #include "gpu/common/exact_quotient.h"
@@ -120,7 +120,6 @@ TEST(GpuDeviceMath, ExactQuotientIsIeeeDivisionInItsWindow) {
     if (!same(a * d.r, want)) ++uncorrected_wrong;
   };
   std::uniform_int_distribution<uint32_t> mant(0, (1u << 23) - 1);
-  for (const float b : {divisors[0], divisors[1]}) ASSERT_TRUE(divisor_in_window(b));
   for (const float b : divisors) {
     ASSERT_TRUE(divisor_in_window(b)) << hex(b);
     for (const float a : {0.0f, -0.0f, 0x1p-60f, -0x1.fffffep59f, b, -b}) check(a, b);
