@@ -1,5 +1,5 @@
 // `mlacheck bench [--strategy GLOB] [--cases FILE] [--case NAME,...] [--reps N] [--graph]
-// [--json F]`: per strategy and case, the GPU time of one decode call (Q quantization, attention,
+// [--plan-once] [--json F]`: per strategy and case, the GPU time of one decode call (Q quantization, attention,
 // merge) over many repetitions timed with device events, each after a read of a 256 MB buffer that
 // flushes L2; with --graph the call is captured once and replayed from a graph, which takes the
 // launch overhead out. Reports the median and p10/p90, the bytes a decode must move at least (each
@@ -61,6 +61,9 @@ struct BenchOptions {
   // STRATEGY@overhead=N.
   std::vector<int> overheads;
   std::optional<Shard> shard;  // --shard i/n: this share of the cases (cli/shard.h)
+  // Persistent strategies with a balanced plan: the work list made by one untimed call per case and
+  // reused by every timed call (DecodeParams::reuse_plan); rows STRATEGY@plan-once.
+  bool plan_once = false;
 };
 
 // The strategies to time: the matches themselves, or with --splits each split-K match once per
@@ -188,7 +191,11 @@ int run_bench(const BenchOptions& o) {
              ceiling_gbps, o.ceiling_mb, std::max(o.reps, 20), ceiling.median);
   fmt::print("{} reps after {} warm-up, L2 flushed by a {} MB read before each, {}\n", o.reps,
              o.warmup, o.flush_mb, o.graph ? "graph replay" : "stream launches");
-  fmt::print("GB/s = bytes a decode must move (each KV row read once, Q, out, LSE) / median time\n\n");
+  fmt::print("GB/s = bytes a decode must move (each KV row read once, Q, out, LSE) / median time\n");
+  if (o.plan_once)
+    fmt::print("@plan-once: the work list made by one untimed call per case, each timed call reusing it, as one "
+               "decode step's layers share one plan (FlashMLA's get_mla_metadata, FlashInfer's plan())\n");
+  fmt::print("\n");
   fmt::print("{:<16} {:<42} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n", "case", "strategy",
              "median us", "p10 us", "p90 us", "MB", "GB/s", "% ceil");
 
@@ -207,7 +214,25 @@ int run_bench(const BenchOptions& o) {
         rows.push_back(j);
         continue;
       }
-      const gpu::DecodeParams params = device.params(*s, cache);
+      gpu::DecodeParams params = device.params(*s, cache);
+      std::string name = s->name;
+      if (o.plan_once) {
+        const problem::SplitPlan plan = s->emulated_plan(in.batch, params.multiprocessors);
+        if (plan.chunk_keys > 0) {
+          const std::string why = "--plan-once: a chunked plan's work list is consumed by its call";
+          fmt::print("{:<16} {:<42} unsupported: {}\n", spec.name, s->name, why);
+          j["unsupported"] = why;
+          rows.push_back(j);
+          continue;
+        }
+        if (plan.is_balanced()) {  // the work list made once, outside the timing
+          s->launch(params, device.stream());
+          gpu::synchronize(device.stream());
+          params.reuse_plan = true;
+          name += "@plan-once";
+          j["strategy"] = name;
+        }
+      }
       const std::vector<float> ms = gpu::time_launches(
           [&](gpu::StreamHandle stream) { s->launch(params, stream); }, device.stream(), o.reps,
           o.warmup, o.graph, flusher.get());
@@ -215,7 +240,7 @@ int run_bench(const BenchOptions& o) {
       const int64_t bytes = min_bytes(in.batch, s->recipe.kv);
       const double gbps = static_cast<double>(bytes) / (st.median * 1e-3) / 1e9;
       fmt::print("{:<16} {:<42} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f} {:>8.0f} {:>7.1f}%\n",
-                 spec.name, s->name, st.median * 1e3, st.p10 * 1e3, st.p90 * 1e3, bytes / 1e6,
+                 spec.name, name, st.median * 1e3, st.p10 * 1e3, st.p90 * 1e3, bytes / 1e6,
                  gbps, 100.0 * gbps / ceiling_gbps);
       std::fflush(stdout);
       j["median_us"] = st.median * 1e3;
@@ -241,6 +266,7 @@ int run_bench(const BenchOptions& o) {
                      {"warmup", o.warmup},
                      {"graph", o.graph},
                      {"flush_mb", o.flush_mb},
+                     {"plan_once", o.plan_once},
                      {"cases", list},
                      {"rows", rows}};
     if (o.shard)
@@ -288,6 +314,10 @@ void add_bench_command(CLI::App& app, Runner& run) {
                   "request overheads (tiles) instead of its own (comma-separated; rows "
                   "STRATEGY@overhead=N; other families refuse them)")
       ->delimiter(',');
+  sub->add_flag("--plan-once", o->plan_once,
+                "persistent strategies of a balanced plan (hopper): make the work list in one untimed "
+                "call per case and time calls that reuse it, as one decode step's layers share one plan "
+                "(FlashMLA's get_mla_metadata, FlashInfer's plan()); rows STRATEGY@plan-once");
   sub->add_option("--flush-mb", o->flush_mb, "MB read before each repetition (0: no flush)")
       ->capture_default_str();
   sub->add_option("--ceiling-mb", o->ceiling_mb, "MB read by the read-ceiling measurement")

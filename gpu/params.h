@@ -62,6 +62,14 @@ struct DecodeParams {
   // kernel that can merge its splits itself (the hopper family's clusters) leaves that to the merge
   // kernel instead. The outputs are the same bits either way.
   bool keep_partials = false;
+  // The workspace already holds this batch's work list, made by an earlier launch of the same
+  // strategy on the same batch layout (qo_indptr, kv_indptr, multiprocessors) and not overwritten
+  // since: the launch skips the work-list kernel. So one decode step's layers share one plan, as
+  // FlashMLA's get_mla_metadata and FlashInfer's plan() are made once per step (`mlacheck bench
+  // --plan-once`). Balanced plans only: a chunked plan's list ends each call consumed (its item
+  // counter), and the launch refuses it; plans without a work list ignore it. The caller vouches
+  // for the layout: nothing on the device can tell a stale list.
+  bool reuse_plan = false;
 };
 
 }  // namespace mlacheck::gpu

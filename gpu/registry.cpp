@@ -168,10 +168,13 @@ problem::SplitPlan Strategy::emulated_plan(const problem::Batch& batch, int mult
                             multiprocessors);
 }
 
+WorkspaceLayout Strategy::workspace_layout(const problem::Batch& batch, int multiprocessors) const {
+  return gpu::workspace_layout(recipe, emulated_plan(batch, multiprocessors), batch.total_q(), batch.num_requests(),
+                               batch.max_kv_len());
+}
+
 std::size_t Strategy::workspace_bytes(const problem::Batch& batch, int multiprocessors) const {
-  return workspace_layout(recipe, emulated_plan(batch, multiprocessors), batch.total_q(), batch.num_requests(),
-                          batch.max_kv_len())
-      .bytes;
+  return workspace_layout(batch, multiprocessors).bytes;
 }
 
 void Strategy::launch(const DecodeParams& params, StreamHandle stream) const {

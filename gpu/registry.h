@@ -21,6 +21,7 @@
 
 #include "gpu/family.h"
 #include "gpu/params.h"
+#include "gpu/workspace.h"
 #include "problem/batch.h"
 #include "problem/kv_cache.h"
 #include "problem/recipe.h"
@@ -65,7 +66,9 @@ struct Strategy {
   // (DecodeParams::multiprocessors), which the emulated reference must run too
   // (ref::decode_emulated's plan).
   problem::SplitPlan emulated_plan(const problem::Batch& batch, int multiprocessors) const;
-  // Bytes of DecodeParams::workspace a launch on this batch needs on such a device.
+  // Where a launch on this batch keeps its scratch on such a device (gpu/workspace.h), and the
+  // bytes of DecodeParams::workspace it needs.
+  WorkspaceLayout workspace_layout(const problem::Batch& batch, int multiprocessors) const;
   std::size_t workspace_bytes(const problem::Batch& batch, int multiprocessors) const;
   // Queues the decode (gpu/family.h Launcher). Throws std::runtime_error where this build has not
   // compiled the family's kernels (no GPU runtime, or a family of another vendor).

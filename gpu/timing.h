@@ -37,6 +37,9 @@ class StreamReader {
   std::unique_ptr<Impl> impl_;
 };
 
+// Waits until the work queued on `stream` is done (throws on a device error).
+void synchronize(StreamHandle stream);
+
 // Milliseconds of each of `reps` calls of `launch(stream)`, after `warmup` untimed calls. Before
 // each timed call `flush` (if given) reads its buffer, outside the timed interval. With `graph`,
 // the call is captured once into a graph and each repetition replays it (no launch overhead).

@@ -94,6 +94,10 @@ void StreamReader::read(StreamHandle stream) const {
   MLACHECK_GPU_CHECK(hipGetLastError());
 }
 
+void synchronize(StreamHandle stream) {
+  MLACHECK_GPU_CHECK(hipStreamSynchronize(static_cast<hipStream_t>(stream)));
+}
+
 std::vector<float> time_launches(const std::function<void(StreamHandle)>& launch,
                                  StreamHandle handle, int reps, int warmup, bool graph,
                                  const StreamReader* flush) {

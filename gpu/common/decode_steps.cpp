@@ -142,6 +142,9 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
   a.lse = p.lse;
   a.part_o = at<float>(p, w.part_o);
   a.part_lse = at<float>(p, w.part_lse);
+  require(!p.reuse_plan || !work_list || plan.is_balanced(),
+          "reuse_plan: a chunked plan's work list is consumed by its call (the item counter), only a "
+          "balanced plan's can be reused");
   if (work_list) {
     PlanArgs pa;
     pa.num_requests = p.num_requests;
@@ -159,7 +162,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     pa.part_start = at<int64_t>(p, w.part_start);
     pa.item_counter = at<int32_t>(p, w.item_counter);
     stamp_mutant(pa);
-    launch_work_list(pa, stream);
+    if (!p.reuse_plan) launch_work_list(pa, stream);
     a.item_start = pa.item_start;
     a.part_start = pa.part_start;
     a.item_counter = pa.item_counter;
