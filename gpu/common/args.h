@@ -106,6 +106,7 @@ struct PlanArgs {
   int32_t* item_start = nullptr;       // [B+1] out: Σ_{b' < b} S_b'
   int64_t* part_start = nullptr;       // [B+1] out: Σ_{b' < b} q_len_b' · S_b'
   int32_t* item_counter = nullptr;     // [1] out: 0, the attention kernel's next work item
+  int32_t* token_request = nullptr;    // [T] out: request b for each query row of b
   MLACHECK_MUTANT_FIELD
 };
 
@@ -118,6 +119,9 @@ struct MergeArgs {
   const int32_t* qo_indptr = nullptr;   // [B+1] (chunked plans only)
   const int32_t* item_start = nullptr;  // [B+1] or nullptr: uniform num_splits
   const int64_t* part_start = nullptr;  // [B+1]
+  // Each query row's request (PlanArgs::token_request): one load instead of a binary search of
+  // qo_indptr, a chain of dependent loads.
+  const int32_t* token_request = nullptr;  // [T] (chunked plans only)
   // Balanced plans: a request of one split was written by the attention kernel; its rows are skipped.
   bool unsplit_written = false;
   bool base2 = false;

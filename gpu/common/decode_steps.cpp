@@ -161,6 +161,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     pa.item_start = at<int32_t>(p, w.item_start);
     pa.part_start = at<int64_t>(p, w.part_start);
     pa.item_counter = at<int32_t>(p, w.item_counter);
+    pa.token_request = at<int32_t>(p, w.token_request);
     stamp_mutant(pa);
     if (!p.reuse_plan) launch_work_list(pa, stream);
     a.item_start = pa.item_start;
@@ -175,6 +176,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     a.unsplit_direct = plan.is_balanced() && !p.keep_partials;
   }
   stamp_mutant(a);
+  const int32_t* token_request = work_list ? at<int32_t>(p, w.token_request) : nullptr;
   const bool merged = attention(instance, a,
                                 work_list
                                     ? persistent_blocks
@@ -188,6 +190,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     m.qo_indptr = p.qo_indptr;
     m.item_start = a.item_start;
     m.part_start = a.part_start;
+    m.token_request = token_request;
     m.unsplit_written = a.unsplit_direct;
     m.base2 = r.base == problem::SoftmaxBase::two;
     m.part_o = a.part_o;

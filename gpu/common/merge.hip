@@ -10,7 +10,6 @@
 #include "gpu/common/device_math.h"
 #include "gpu/common/kernels.h"
 #include "gpu/common/merge_math.h"
-#include "gpu/common/owner.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
 
@@ -26,6 +25,9 @@ using problem::kVDim;
 // loads.
 constexpr int kDimsPerThread = 4;
 static_assert(kMergeThreads * kDimsPerThread == kVDim);
+// Partial rows a thread loads at its start (a register each per float): the split-K plans' usual
+// 2 to 8 splits, and the first 8 of more.
+constexpr int kPrefetchSplits = 8;
 
 __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
   __shared__ float weight[kMaxSplits];
@@ -39,11 +41,19 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
   int splits = a.num_splits;
   int64_t base = token * splits;
   if (a.item_start != nullptr) {  // chunked plan: the token's own request
-    const int b = owner_of(a.qo_indptr, a.num_requests, token);
+    const int b = a.token_request[token];
     splits = a.item_start[b + 1] - a.item_start[b];
     base = a.part_start[b] + (token - a.qo_indptr[b]) * splits;
     if (splits == 1 && a.unsplit_written) return;  // balanced plan: the attention kernel wrote it
   }
+  // This thread's dims of the first kPrefetchSplits partial rows, loaded before the weights are
+  // known: their latency passes with the LSEs' instead of after it.
+  const float* o = a.part_o + (base * kNumHeads + head) * kVDim + kDimsPerThread * tid;
+  const int64_t split_stride = static_cast<int64_t>(kNumHeads) * kVDim;
+  float4 early[kPrefetchSplits];
+#pragma unroll
+  for (int s = 0; s < kPrefetchSplits; ++s)
+    if (s < splits) early[s] = *reinterpret_cast<const float4*>(o + s * split_stride);
   for (int s = tid; s < splits; s += kMergeThreads)
     lse_of[s] = a.part_lse[(base + s) * kNumHeads + head];
   block_sync();
@@ -75,17 +85,17 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
 
   float acc[kDimsPerThread] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (!empty) {
-    const float* o = a.part_o + (base * kNumHeads + head) * kVDim + kDimsPerThread * tid;
-    const int64_t split_stride = static_cast<int64_t>(kNumHeads) * kVDim;
-#pragma unroll 8
-    for (int s = 0; s < splits; ++s) {
-      const float4 v = *reinterpret_cast<const float4*>(o + s * split_stride);
-      const float w = weight[s];
+    const auto add = [&](const float4& v, float w) {
       acc[0] = merge::accumulate(acc[0], w, v.x);
       acc[1] = merge::accumulate(acc[1], w, v.y);
       acc[2] = merge::accumulate(acc[2], w, v.z);
       acc[3] = merge::accumulate(acc[3], w, v.w);
-    }
+    };
+#pragma unroll
+    for (int s = 0; s < kPrefetchSplits; ++s)
+      if (s < splits) add(early[s], weight[s]);
+#pragma unroll 8
+    for (int s = kPrefetchSplits; s < splits; ++s) add(*reinterpret_cast<const float4*>(o + s * split_stride), weight[s]);
 #pragma unroll
     for (int e = 0; e < kDimsPerThread; ++e) acc[e] = acc[e] / total;
   }

@@ -1,6 +1,7 @@
 // The work list of a chunked or balanced split plan (problem/split_plan.h) from the batch layout,
 // on the device so that a call needs no host synchronization: item_start = exclusive prefix sums of
-// the split counts S_b, part_start = exclusive prefix sums of q_len_b · S_b; chunked plans S_b =
+// the split counts S_b, part_start = exclusive prefix sums of q_len_b · S_b, each query row's request
+// (token_request, for the merge); chunked plans S_b =
 // clamp(ceil(L_b / chunk), 1, 256), balanced plans S_b = balanced::pieces and also each block's
 // first item. One block: each thread sums a contiguous run of requests, the block scans the
 // per-thread sums, then each thread writes its run.
@@ -20,6 +21,11 @@ constexpr int kPlanThreads = 256;
 __device__ __forceinline__ int32_t splits_of(const PlanArgs& a, int64_t b) {
   const problem::SplitPlan plan = problem::SplitPlan::chunked(a.chunk_keys);
   return plan.splits_of(a.kv_indptr[b + 1] - a.kv_indptr[b]);
+}
+
+// Request b's rows in the token -> request table.
+__device__ __forceinline__ void write_token_request(const PlanArgs& a, int64_t b) {
+  for (int32_t t = a.qo_indptr[b]; t < a.qo_indptr[b + 1]; ++t) a.token_request[t] = static_cast<int32_t>(b);
 }
 
 __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
@@ -63,6 +69,7 @@ __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
   for (int64_t b = first; b < last; ++b) {
     a.item_start[b] = static_cast<int32_t>(items);
     a.part_start[b] = rows;
+    write_token_request(a, b);
     const int32_t s = splits_of(a, b);
     items += s;
     rows += (MLACHECK_MUTANT(a, persistent_partials_unscaled_by_q_len)  // gpu/mutants.h
@@ -153,6 +160,7 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
     a.item_start[b] = static_cast<int32_t>(item);
     a.part_start[b] = row;
     a.unit_start[b] = static_cast<int32_t>(before);
+    write_token_request(a, b);
     for (int64_t s = 0; s < s_count; ++s, ++item) {
       a.item_request[item] = static_cast<int32_t>(b);
       const int64_t blk = bal::piece_block(at, t, s, q, over);

@@ -30,7 +30,7 @@ namespace {
 // The work list's arrays from the unit-by-unit walk (tests/support/balanced_walk.h).
 struct HostPlan {
   int64_t share = 0;
-  std::vector<int32_t> item_start, unit_start, block_first, item_request;
+  std::vector<int32_t> item_start, unit_start, block_first, item_request, token_request;
   std::vector<int64_t> part_start;
 };
 
@@ -47,6 +47,7 @@ HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) 
     h.part_start.push_back(rows);
     h.unit_start.push_back(static_cast<int32_t>(units));
     const auto pieces = static_cast<int64_t>(w.piece_first[static_cast<std::size_t>(b)].size());
+    for (int64_t i = 0; i < batch.q_len(b); ++i) h.token_request.push_back(static_cast<int32_t>(b));
     items += pieces;
     rows += batch.q_len(b) * pieces;
     units += (batch.kv_len(b) + plan.unit_keys - 1) / plan.unit_keys;
@@ -108,6 +109,8 @@ TEST(GpuBalancedPlan, WorkListMatchesTheUnitByUnitWalk) {
     EXPECT_EQ(region<int32_t>(r.workspace, w.block_first, static_cast<std::size_t>(plan.balanced_blocks) + 1),
               h.block_first);
     EXPECT_EQ(region<int32_t>(r.workspace, w.item_request, h.item_request.size()), h.item_request);
+    EXPECT_EQ(region<int32_t>(r.workspace, w.token_request, static_cast<std::size_t>(in.batch.total_q())),
+              h.token_request);
     EXPECT_LE(h.item_request.size(), static_cast<std::size_t>(in.batch.num_requests() + plan.balanced_blocks - 1));
     ++checked;
   }
