@@ -217,8 +217,11 @@ constexpr int kRedBytes = 2 * kWarps * kNumHeads * 4;
 constexpr int kAlignSlack = KvTile::kAtomBytes;  // dynamic shared memory is only 16-byte aligned
 
 // The persistent schedule's queue of work items from the producer warp to the consumers: two slots,
-// so that the producer can take the next item while the consumers still read the last.
+// so that the producer can take the next item while the consumers still read the last. A slot
+// holds the whole item (QueuedItem, static_assert at its definition), its fields loaded by the
+// producer.
 constexpr int kItemSlots = 2;
+constexpr int kItemSlotBytes = 64;
 
 // The merge inside a cluster (Fused, bf16 only): the merge's scratch and the cluster's hand-off
 // mbarrier ("every partial of the token written").
@@ -251,7 +254,8 @@ constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = 
   s.stats = s.red + kWarpgroups * kRedBytes;
   s.bars = s.stats + 2 * kNumHeads * 4;
   s.items = s.bars + (s.full_barriers + s.empty_barriers + 2 * kItemSlots) * 8;  // ItemSource::slots()
-  s.cluster_bars = (s.items + kItemSlots * 4 + 7) / 8 * 8;
+  static_assert(kItemSlotBytes % 8 == 0);
+  s.cluster_bars = s.items + kItemSlots * kItemSlotBytes;
   s.scratch = (s.cluster_bars + (fused ? kClusterBarriers * 8 : 0) + 15) / 16 * 16;
   s.drain = s.scratch + (fused ? static_cast<int>(sizeof(sm90::ClusterMergeScratch)) : 0);
   s.bytes = s.drain + (fp8 ? kConsumerWarps * 4 : 0) + kAlignSlack;
@@ -394,6 +398,13 @@ struct WorkItem {
   }
 };
 
+// A slot of the work-item queue: the item (valid) or the end of the block's items.
+struct QueuedItem {
+  WorkItem w;
+  int32_t valid = 0;
+};
+static_assert(sizeof(QueuedItem) <= kItemSlotBytes && alignof(QueuedItem) <= 8, "a queue slot holds a work item");
+
 // The block's work items, in order. A uniform plan: the block's own item, then none. A balanced
 // plan (the persistent schedule, one block per SM): the block's own run of items, block_first[i] ..
 // block_first[i + 1] - 1, of equal cost by construction. A chunked plan (the same schedule with
@@ -412,20 +423,27 @@ struct ItemSource {
   Barrier* full = nullptr;
 
   __device__ Barrier* empty() const { return full + kItemSlots; }
-  __device__ int32_t* slots() const { return reinterpret_cast<int32_t*>(full + 2 * kItemSlots); }
+  __device__ QueuedItem* slots() const { return reinterpret_cast<QueuedItem*>(full + 2 * kItemSlots); }
   __device__ static int64_t count(const AttentionArgs& a) {
     return Chunked ? a.item_start[a.num_requests] : gridDim.x;
   }
-  // The j-th item, by the producer warp (all its lanes) or by a consumer warp (all its lanes).
+  // The j-th item into w, by the producer warp (all its lanes) or by a consumer warp (all its
+  // lanes); false past the last. Chunked: the producer loads the item's fields (WorkItem's chain of
+  // dependent loads) and hands them over in the slot, so that the consumers, which reach an item
+  // at the end of the previous one, read shared memory instead of waiting for global loads.
   template <bool Producer>
-  __device__ int64_t take(const AttentionArgs& a, int j) const {
-    if constexpr (!Chunked) return j == 0 ? static_cast<int64_t>(blockIdx.x) : count(a);
+  __device__ bool take(const AttentionArgs& a, int j, WorkItem& w) const {
+    if constexpr (!Chunked) {
+      if (j != 0) return false;
+      w = WorkItem(a, static_cast<int64_t>(blockIdx.x), false);
+      return true;
+    }
     const int slot = j % kItemSlots;
     const auto phase = static_cast<uint32_t>((j / kItemSlots) & 1);
     const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-    int32_t item = 0;
     if constexpr (Producer) {
       mma::bulk_barrier_wait(&empty()[slot], phase ^ 1);  // a fresh barrier's "previous" phase is done
+      int32_t item = 0;
       if (lane == 0) {
         if (a.block_first != nullptr) {  // balanced: this block's own items, in order
           const int32_t mine = a.block_first[blockIdx.x] + j;
@@ -433,18 +451,27 @@ struct ItemSource {
         } else {
           item = atomicAdd(a.item_counter, 1);
         }
-        slots()[slot] = item;
-        mma::bulk_barrier_arrive(&full[slot]);  // release: the slot's write before the arrival
       }
       item = __shfl_sync(0xFFFFFFFFu, item, 0);
+      const bool valid = item < count(a);
+      if (valid) w = WorkItem(a, item, true);
+      if (lane == 0) {
+        QueuedItem& q = slots()[slot];
+        if (valid) q.w = w;
+        q.valid = valid ? 1 : 0;
+        mma::bulk_barrier_arrive(&full[slot]);  // release: the slot's writes before the arrival
+      }
+      return valid;
     } else {
       mma::bulk_barrier_wait(&full[slot], phase);
-      item = slots()[slot];
+      const QueuedItem& q = slots()[slot];
+      const bool valid = q.valid != 0;
+      if (valid) w = q.w;
       __syncwarp();  // every lane's read before the warp's release
       if (lane == 0) mma::bulk_barrier_arrive(&empty()[slot]);
       __syncwarp();
+      return valid;
     }
-    return item;
   }
 };
 
@@ -467,12 +494,10 @@ struct TokenCursor {
  private:
   __device__ void next_item(const AttentionArgs& a) {
     for (;;) {
-      const int64_t item = source.template take<Producer>(a, taken++);
-      if (item >= ItemSource<Chunked>::count(a)) {
+      if (!source.template take<Producer>(a, taken++, w)) {
         more = false;
         return;
       }
-      w = WorkItem(a, item, Chunked);
       i = 0;
       if (w.q_len > 0) {
         more = true;
