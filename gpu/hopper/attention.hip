@@ -222,6 +222,7 @@ constexpr int kAlignSlack = KvTile::kAtomBytes;  // dynamic shared memory is onl
 // producer.
 constexpr int kItemSlots = 2;
 constexpr int kItemSlotBytes = 64;
+static_assert(kItemSlotBytes % 8 == 0, "the cluster barriers after the slots stay 8-byte aligned");
 
 // The merge inside a cluster (Fused, bf16 only): the merge's scratch and the cluster's hand-off
 // mbarrier ("every partial of the token written").
@@ -254,7 +255,6 @@ constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = 
   s.stats = s.red + kWarpgroups * kRedBytes;
   s.bars = s.stats + 2 * kNumHeads * 4;
   s.items = s.bars + (s.full_barriers + s.empty_barriers + 2 * kItemSlots) * 8;  // ItemSource::slots()
-  static_assert(kItemSlotBytes % 8 == 0);
   s.cluster_bars = s.items + kItemSlots * kItemSlotBytes;
   s.scratch = (s.cluster_bars + (fused ? kClusterBarriers * 8 : 0) + 15) / 16 * 16;
   s.drain = s.scratch + (fused ? static_cast<int>(sizeof(sm90::ClusterMergeScratch)) : 0);
