@@ -145,6 +145,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
   require(!p.reuse_plan || !work_list || plan.is_balanced(),
           "reuse_plan: a chunked plan's work list is consumed by its call (the item counter), only a "
           "balanced plan's can be reused");
+  const int32_t* token_request = nullptr;  // the merge's lookup (work-list plans)
   if (work_list) {
     PlanArgs pa;
     pa.num_requests = p.num_requests;
@@ -167,6 +168,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     a.item_start = pa.item_start;
     a.part_start = pa.part_start;
     a.item_counter = pa.item_counter;
+    token_request = pa.token_request;
     a.unit_start = pa.unit_start;
     a.block_first = pa.block_first;
     a.item_request = pa.item_request;
@@ -176,7 +178,6 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     a.unsplit_direct = plan.is_balanced() && !p.keep_partials;
   }
   stamp_mutant(a);
-  const int32_t* token_request = work_list ? at<int32_t>(p, w.token_request) : nullptr;
   const bool merged = attention(instance, a,
                                 work_list
                                     ? persistent_blocks
