@@ -51,6 +51,9 @@ constexpr std::string_view kWhyHopperFp8 =
     "a producer warp (bulk copies of raw rows into a ring of 8 parts of 16 keys), two consumer warpgroups, "
     "64-key tiles decoded to bf16 by their owner (gpu/hopper/config.h); splits: the mma family's wave "
     "model with this tile (not re-measured for fp8)";
+constexpr std::string_view kWhyHopperA8w8 =
+    "the a16w8 hopper kernel on f16 operands: Q's fp8 codes, K, V and P (rounded to fp8) converted to f16 "
+    "one instruction per pair; splits: the mma family's wave model with this tile (not re-measured)";
 
 constexpr std::string_view kWhyHopperMxfp4 =
     "a producer warp (bulk copies of code rows, the block scales by a 1-D tensor map) into a ring of 10 parts "
@@ -95,10 +98,16 @@ constexpr Row kTable[] = {
     {"a16w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperFp8},
     {"a16w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperMxfp4},
     {"a4w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA4w4},
+    {"a8w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8},
+    {"a8w8-static", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8},
+    {"a8w8-cast", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8},
     {"a16w16", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
     {"a16w8", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
     {"a16w4", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
     {"a4w4", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
+    {"a8w8", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
+    {"a8w8-static", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
+    {"a8w8-cast", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
 };
 
 std::vector<Strategy> build_table() {

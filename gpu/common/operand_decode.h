@@ -167,6 +167,23 @@ MLACHECK_HD inline uint32_t e4m3fn_pair_to_f16_pair(uint32_t codes) {
 #endif
 }
 
+// Two probabilities of the all-fp8 recipes' softmax step (P in [0, 448] or NaN: p = e^(s - m) <= 1)
+// rounded to e4m3fn (round to nearest even, as quant::f32_to_fp8) and given as the f16 pair of
+// those values, low half p0. NVIDIA sm_89+: cvt.rn.satfinite.e4m3x2.f32 and cvt.rn.f16x2.e4m3x2,
+// two instructions a pair where the codec takes a few dozen a value (satfinite differs from the
+// codec's overflow to NaN only above 448, outside the domain). tests/gpu/mma_test.cpp compares it
+// with the codec on every float of the domain. Elsewhere: the codec.
+MLACHECK_HD inline uint32_t p_pair_to_e4m3fn_f16_pair(float p0, float p1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  uint16_t codes;  // the first source operand lands in the high byte
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(codes) : "f"(p1), "f"(p0));
+  return e4m3fn_pair_to_f16_pair(codes);
+#else
+  return e4m3fn_to_f16_bits(quant::f32_to_fp8(p0, quant::Fp8Format::e4m3fn)) |
+         (e4m3fn_to_f16_bits(quant::f32_to_fp8(p1, quant::Fp8Format::e4m3fn)) << 16);
+#endif
+}
+
 // Two codes of either fp8 variant as a bf16 pair: e4m3fn by the fast path, e4m3fnuz (bias 8, NaN =
 // 0x80; the portable family runs both) by the codec.
 MLACHECK_HD inline uint32_t fp8_pair_to_bf16_pair(uint8_t first, uint8_t second, quant::Fp8Format f) {

@@ -646,7 +646,7 @@ __device__ void zero_rows_past(unsigned char* kv, int n, int wg_tid) {
   }
 }
 
-template <int Chunks>
+template <int Chunks, sm90::WgOperand Operand = sm90::WgOperand::bf16>
 __device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* kv,
                                          const unsigned char* p, int first_chunk) {
   constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
@@ -664,7 +664,7 @@ __device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[
 #pragma unroll
     for (int k = 0; k < kPvSteps; ++k) {
       const int k0 = k * sm90::kWgK16;
-      sm90::wgmma_bf16_m64n16k16<true, true>(
+      sm90::wgmma_m64n16k16<true, true, Operand>(
           o[v], sm90::descriptor_advance(v_desc, KvTile::mn_major_start((first_chunk + v) * sm90::kWgM, k0)),
           sm90::descriptor_advance(p_desc, kPLayout.offset_bytes(k0, 0)), true);
     }
@@ -719,7 +719,7 @@ __device__ __forceinline__ void issue_qk(Acc& s, const unsigned char* kv, const 
 #pragma unroll
     for (int k = box * kStepsPerBox; k < (box + 1) * kStepsPerBox; ++k) {
       const int k0 = k * sm90::kWgK16;
-      sm90::wgmma_bf16_m64n16k16<false>(s, sm90::descriptor_advance(k_desc, KvTile::k_major_start(k0)),
+      sm90::wgmma_m64n16k16<false>(s, sm90::descriptor_advance(k_desc, KvTile::k_major_start(k0)),
                                         sm90::descriptor_advance(q_desc, QTile::k_major_start(k0)), k > 0);
     }
   }
@@ -926,18 +926,36 @@ __device__ __forceinline__ void decode_box(const uint4 (&w)[2], uint32_t (&lo)[2
   }
 }
 
-// How qk_decoded reads the rows of a part: Codes, this thread's share of the part; load<Count>
-// (boxes first .. first + Count - 1 into Codes); decode (one box's bf16 pairs, lo[r][j] holding dims
-// 16 t + 4 j, + 1 of row g + 8 r and hi[r][j] dims 16 t + 4 j + 2, + 3; true where V must still be
-// rounded to f16 before P·V). fp8: load_boxes and decode_box.
+// The f16 pairs of one box of this thread's codes (the all-fp8 recipes), in decode_box's order:
+// one conversion per pair (gpu/common/operand_decode.h e4m3fn_pair_to_f16_pair, exact, a NaN code a
+// NaN), so no probe and no fix-up.
+__device__ __forceinline__ void decode_box_f16(const uint4 (&w)[2], uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
+  const uint32_t words[2][4] = {{w[0].x, w[0].y, w[0].z, w[0].w}, {w[1].x, w[1].y, w[1].z, w[1].w}};
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      lo[r][j] = common::e4m3fn_pair_to_f16_pair(words[r][j] & 0xFFFFu);
+      hi[r][j] = common::e4m3fn_pair_to_f16_pair(words[r][j] >> 16);
+    }
+}
+
+// How qk_decoded reads the rows of a part: Codes, this thread's share of the part; kOperand, the
+// products' operand type; load<Count> (boxes first .. first + Count - 1 into Codes); decode (one
+// box's operand pairs, lo[r][j] holding dims 16 t + 4 j, + 1 of row g + 8 r and hi[r][j] dims
+// 16 t + 4 j + 2, + 3; true where V must still be rounded to f16 before P·V). fp8: load_boxes,
+// then decode_box (bf16, a16w8) or decode_box_f16 (f16, the all-fp8 recipes).
+template <sm90::WgOperand Operand>
 struct Fp8Rows {
+  static constexpr sm90::WgOperand kOperand = Operand;
   using Codes = uint4[KvTile::kBoxes][2];
   template <int Count>
   __device__ __forceinline__ static void load(Codes& codes, int first, const unsigned char* part, int, int lane) {
     load_boxes<Count>(codes, first, part, lane);
   }
   __device__ __forceinline__ static bool decode(const Codes& codes, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
-    decode_box(codes[b], lo, hi);
+    if constexpr (Operand == sm90::WgOperand::f16) decode_box_f16(codes[b], lo, hi);
+    else decode_box(codes[b], lo, hi);
     return false;  // V as decoded
   }
   // An OR of the words of boxes past `done` (qk_decoded's release: reading it waits for their loads).
@@ -961,6 +979,7 @@ struct Fp8Rows {
 // for the rounding outside them.
 template <bool F16V>
 struct Mxfp4Rows {
+  static constexpr sm90::WgOperand kOperand = sm90::WgOperand::bf16;
   struct Codes {
     uint2 codes[KvTile::kBoxes][2];
     uint32_t scales[KvTile::kBoxes][2];
@@ -1122,7 +1141,7 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
     sm90::wgmma_fence();
 #pragma unroll
     for (int j = 0; j < 4; ++j)
-      sm90::wgmma_bf16_m64n16k16_rs(
+      sm90::wgmma_m64n16k16_rs<Rows::kOperand>(
           *chain[j % 2], f[j],
           sm90::descriptor_advance(q_desc, QTile::k_major_start(b * KvTile::kBoxDims + j * sm90::kWgK16)),
           b > 0 || j >= 2);
@@ -1156,8 +1175,16 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
   for (int l = 0; l < Acc::ne; ++l) s.x[l] += odd.x[l];
 }
 
-// Q of `token` into QTile layout for qk_decoded: K step j of box b, column κ (of 16) holds dim
-// 64 b + 16 (κ % 8 / 2) + 4 j + 2 (κ / 8) + κ % 2, so each column pair is a pair of adjacent dims.
+// The dim that qk_decoded's products read at position `slot` (even) of Q's K-major row: K step j of
+// box b, column κ (of 16) holds dim 64 b + 16 (κ % 8 / 2) + 4 j + 2 (κ / 8) + κ % 2, so each column
+// pair is a pair of adjacent dims.
+__device__ __forceinline__ int decoded_dim(int slot) {
+  const int b = slot / KvTile::kBoxDims, in_box = slot % KvTile::kBoxDims;
+  const int j = in_box / sm90::kWgK16, col = in_box % sm90::kWgK16;
+  return b * KvTile::kBoxDims + 16 * (col % 8 / 2) + 4 * j + 2 * (col / 8);
+}
+
+// Q of `token` into QTile layout for qk_decoded, in decoded_dim's order.
 // 4-byte asynchronous copies, all in flight at once (a load and a store per pair kept one global
 // latency per pair: about 20 µs per token at 4 x 1024 in device run 1; the loads batched in
 // registers spilled); the caller waits for them (copy_commit_and_wait_all).
@@ -1166,9 +1193,7 @@ __device__ __forceinline__ void stage_q_fp8(const AttentionArgs& a, int64_t toke
   for (int idx = tid; idx < kNumHeads * kPairsPerHead; idx += kConsumerThreads) {
     const int h = idx / kPairsPerHead;
     const int slot = 2 * (idx % kPairsPerHead);  // the dim position the products read
-    const int b = slot / KvTile::kBoxDims, in_box = slot % KvTile::kBoxDims;
-    const int j = in_box / sm90::kWgK16, col = in_box % sm90::kWgK16;
-    const int dim = b * KvTile::kBoxDims + 16 * (col % 8 / 2) + 4 * j + 2 * (col / 8);
+    const int dim = decoded_dim(slot);
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(static_cast<uint32_t>(
                      __cvta_generic_to_shared(sq + QTile::chunk_offset_bytes(h, slot / 8) + (slot % 8) * 2))),
                  "l"(a.q_bf16 + (token * kNumHeads + h) * kQkDim + dim));
@@ -1200,12 +1225,34 @@ __device__ __forceinline__ void stage_q_mxfp4(const AttentionArgs& a, int64_t to
   const int h = tid / kThreadsPerHead;
 #pragma unroll 1
   for (int slot = 2 * (tid % kThreadsPerHead); slot < kQkDim; slot += 2 * kThreadsPerHead) {
-    const int b = slot / KvTile::kBoxDims, in_box = slot % KvTile::kBoxDims;  // stage_q_fp8's order
-    const int j = in_box / sm90::kWgK16, col = in_box % sm90::kWgK16;
-    const int dim = b * KvTile::kBoxDims + 16 * (col % 8 / 2) + 4 * j + 2 * (col / 8);
+    const int dim = decoded_dim(slot);
     *reinterpret_cast<uint32_t*>(sq + QTile::chunk_offset_bytes(h, slot / 8) + (slot % 8) * 2) =
         common::mxfp4_pair_to_bf16_pair(staging[h * kMxRowBytes + dim / 2],
                                         staging[kCodeBytes + h * kMxRowScales + dim / problem::kMxfp4Block]);
+  }
+}
+
+// Q of `token` as stage_q_fp8 places it, from the fp8 codes the Q quantization wrote (the all-fp8
+// recipes), each pair converted to f16 exactly as K's are (e4m3fn_pair_to_f16_pair). The token's 16
+// rows of codes (9216 bytes) are contiguous and 16-byte aligned (the workspace's regions are):
+// 16-byte asynchronous copies into `staging` (a value tile, free between tokens), all in flight at
+// once, then a consumer barrier and the conversion from shared memory, as stage_q_mxfp4 does.
+__device__ __forceinline__ void stage_q_fp8_codes(const AttentionArgs& a, int64_t token, unsigned char* staging,
+                                                  unsigned char* sq, int tid) {
+  constexpr int kCodeBytes = kNumHeads * kQkDim;  // 9216
+  static_assert(kCodeBytes % 16 == 0 && kCodeBytes <= kFp8ValueBytes);
+  const uint8_t* codes = a.q_fp8 + token * kCodeBytes;
+  for (int c = tid; c < kCodeBytes / 16; c += kConsumerThreads) copy_16(staging + 16 * c, codes + 16 * c);
+  copy_commit_and_wait_all();
+  consumer_sync();
+  constexpr int kPairsPerHead = kQkDim / 2;
+#pragma unroll 4
+  for (int idx = tid; idx < kNumHeads * kPairsPerHead; idx += kConsumerThreads) {
+    const int h = idx / kPairsPerHead;
+    const int slot = 2 * (idx % kPairsPerHead);
+    const uint32_t two = *reinterpret_cast<const uint16_t*>(staging + h * kQkDim + decoded_dim(slot));
+    *reinterpret_cast<uint32_t*>(sq + QTile::chunk_offset_bytes(h, slot / 8) + (slot % 8) * 2) =
+        common::e4m3fn_pair_to_f16_pair(two);
   }
 }
 
@@ -1216,8 +1263,10 @@ template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base, b
 __global__ void __launch_bounds__(kThreads<Kv>, 1)
     hopper_attention_kernel(AttentionArgs a, const __grid_constant__ KvMaps kv_maps) {
   static_assert((P == problem::PFormat::bf16 && Base == problem::SoftmaxBase::e) ||
+                    (Kv == problem::KvFormat::fp8 && P == problem::PFormat::fp8 && Base == problem::SoftmaxBase::e) ||
                     (Kv == problem::KvFormat::mxfp4 && P == problem::PFormat::f16 && Base == problem::SoftmaxBase::two),
-                "bf16, fp8 or MXFP4 KV with bf16 P, base e; MXFP4 KV with f16 P, base 2 (instances.h)");
+                "bf16, fp8 or MXFP4 KV with bf16 P, fp8 KV with fp8 P, base e; MXFP4 KV with f16 P, base 2 "
+                "(instances.h)");
   static_assert(!Fused || (Kv == problem::KvFormat::bf16 && !Chunked), "the merge in a cluster: bf16 split-K");
   constexpr bool kMxfp4 = Kv == problem::KvFormat::mxfp4;
   // a4w4: f16 P (as two bf16 parts, f16_parts), base 2, V rounded to f16, and Q the MXFP4 codes of
@@ -1226,6 +1275,11 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   constexpr bool kBase2 = Base == problem::SoftmaxBase::two;
   // The decoded path: fp8 and MXFP4 rows alike (MXFP4 differs in its producer and its rows only).
   constexpr bool kFp8 = Kv == problem::KvFormat::fp8 || kMxfp4;
+  // The all-fp8 recipes (a8w8*): Q, K, V and P are fp8 values, so f16 values; the products run on
+  // f16 operands, each pair converted in one instruction (decode_box_f16, stage_q_fp8_codes).
+  constexpr bool kF16Operands = Kv == problem::KvFormat::fp8 && P == problem::PFormat::fp8;
+  constexpr sm90::WgOperand kOperand = kF16Operands ? sm90::WgOperand::f16 : sm90::WgOperand::bf16;
+  using Fp8RowsOf = Fp8Rows<kOperand>;
   constexpr int kRingParts = kMxfp4 ? kMxfp4RingParts : kFp8RingParts;
   constexpr SharedPlan plan = kPlan<Kv, Fused>;
   extern __shared__ uint4 shared_words[];
@@ -1307,9 +1361,11 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   // P [key][head] (heads contiguous) as Oᵀ's B operand read MN-major: a thread's two adjacent heads
   // of a key are one 32-bit store.
   constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
-  // fp8: the scores carry the KV scale, one rounding (gpu/fast/attention.hip's order; Q is bf16,
-  // unscaled).
-  const float score_scale = kFp8 && a.kv_scaled ? a.score_scale * a.kv_scale : a.score_scale;
+  // fp8: the scores carry the Q scale (a scaled fp8 Q) and then the KV scale, one rounding each
+  // (gpu/fast/attention.hip's order).
+  float score_scale = a.score_scale;
+  if (kF16Operands && a.q_scale != nullptr) score_scale *= *a.q_scale;
+  if (kFp8 && a.kv_scaled) score_scale *= a.kv_scale;
   // This thread's four heads (accumulator columns), as head_slot numbers them.
   int my_head[4];
 #pragma unroll
@@ -1330,6 +1386,8 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
     if constexpr (kFp8) {
       if constexpr (kF16P) {
         stage_q_mxfp4(a, token, smem + plan.value, sq, tid);
+      } else if constexpr (kF16Operands) {
+        stage_q_fp8_codes(a, token, smem + plan.value, sq, tid);
       } else {
         stage_q_fp8(a, token, sq, tid);
       }
@@ -1403,10 +1461,13 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
           const int at = kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l));
           *reinterpret_cast<uint32_t*>(own_p + at) = common::pack_bf16(hi0, hi1);
           *reinterpret_cast<uint32_t*>(own_p_lo + at) = common::pack_bf16(lo0, lo1);
+        } else if constexpr (kF16Operands) {  // P rounded to e4m3fn (supports()), as f16 values
+          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+              common::p_pair_to_e4m3fn_f16_pair(p0, p1);
         } else {
-        *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
-            common::pack_bf16(quant::f32_to_bf16(common::round_to_bf16(p0)),
-                              quant::f32_to_bf16(common::round_to_bf16(p1)));
+          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+              common::pack_bf16(quant::f32_to_bf16(common::round_to_bf16(p0)),
+                                quant::f32_to_bf16(common::round_to_bf16(p1)));
         }
       }
       if constexpr (kFp8) fence_to_async();
@@ -1462,8 +1523,8 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
           qk_decoded<Mxfp4Rows<kF16P>>(s, smem + plan.stage + slot * kMxPartBytes, skew, &empty[slot], sq, own_v, n,
                                        wg_warp, lane, drain);
         } else {
-          qk_decoded<Fp8Rows>(s, smem + plan.stage + slot * kFp8PartBytes, 0, &empty[slot], sq, own_v, n, wg_warp,
-                              lane, drain);
+          qk_decoded<Fp8RowsOf>(s, smem + plan.stage + slot * kFp8PartBytes, 0, &empty[slot], sq, own_v, n, wg_warp,
+                                lane, drain);
         }
         if (t > 0) take_stats(t - 1);
         float alpha[4];
@@ -1481,7 +1542,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
           settle_outputs();
           issue_pv(o, kOnes, own_v, own_p_lo, 0);
         } else {
-          issue_pv(o, alpha, own_v, own_p, 0);
+          issue_pv<kOChunks, kOperand>(o, alpha, own_v, own_p, 0);
         }
         sm90::wgmma_wait<0>();
         settle_outputs();

@@ -24,16 +24,17 @@ std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
     return "no hopper kernel instance for KV " + std::string(problem::to_string(r.kv)) + " x P " +
            std::string(problem::to_string(r.p)) + " x softmax base " +
            std::string(problem::to_string(r.base)) +
-           " (gpu/hopper/instances.h: bf16, fp8 or MXFP4 KV with bf16 P, MXFP4 KV with f16 P and base 2)";
+           " (gpu/hopper/instances.h: bf16, fp8 or MXFP4 KV with bf16 P, fp8 KV with fp8 P, MXFP4 KV with f16 P "
+           "and base 2)";
   if (r.kv == problem::KvFormat::fp8 && r.fp8 != quant::Fp8Format::e4m3fn)
     return "the hopper kernel decodes e4m3fn caches only (gpu/common/operand_decode.h's fast path)";
   if (r.kv == problem::KvFormat::fp8 && r.kv_scale != problem::KvScale::scores_output)
     return "the hopper kernel applies the fp8 KV scale to the scores and the output only "
            "(kv-scale=" + std::string(problem::to_string(problem::KvScale::scores_output)) + ")";
-  if (r.p == problem::PFormat::f16 && r.q != problem::QFormat::mxfp4_dynamic)
-    return "the hopper kernel's f16-P instance reads Q as MXFP4 codes (mxfp4-dynamic)";
-  if (r.p != problem::PFormat::f16 && r.q != problem::QFormat::bf16)
-    return "the hopper kernel reads a bf16 Q (Q quantization: MXFP4 with f16 P only)";
+  if (!reads_q(r.p, r.q))
+    return "the hopper kernel does not read Q " + std::string(problem::to_string(r.q)) + " with P " +
+           std::string(problem::to_string(r.p)) +
+           " (gpu/hopper/instances.h reads_q: bf16 with bf16 P, MXFP4 codes with f16 P, fp8 codes with fp8 P)";
   if (r.softmax_tile != kTileKeys)
     return "the hopper kernel's softmax step is its tile of " + to_string(kTileKeys) + " keys";
   if (s.schedule == Schedule::single_pass)

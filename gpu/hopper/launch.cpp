@@ -29,11 +29,10 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   const problem::Recipe& r = s.recipe;
   require(r.softmax_tile == kTileKeys, "the kernel's softmax step is its tile of " +
                                            std::to_string(kTileKeys) + " keys");
-  require(r.q == (r.p == problem::PFormat::f16 ? problem::QFormat::mxfp4_dynamic : problem::QFormat::bf16),
-          "the kernel reads a bf16 Q, MXFP4 codes with f16 P");
-  // MXFP4 Q: the token's codes and scales by 16-byte asynchronous copies from the workspace (whose
-  // regions are aligned to WorkspaceLayout::kAlignment from its base).
-  require(r.q != problem::QFormat::mxfp4_dynamic || aligned16(p.workspace), "the workspace must be 16-byte aligned");
+  require(reads_q(r.p, r.q), "the kernel reads a bf16 Q with bf16 P, MXFP4 codes with f16 P, fp8 codes with fp8 P");
+  // MXFP4 and fp8 Q: the token's codes (and scales) by 16-byte asynchronous copies from the
+  // workspace (whose regions are aligned to WorkspaceLayout::kAlignment from its base).
+  require(r.q == problem::QFormat::bf16 || aligned16(p.workspace), "the workspace must be 16-byte aligned");
   require(s.schedule != Schedule::single_pass,
           "the kernel runs split-K or persistent (one split is a single pass)");
   const auto instance = find_instance(r);

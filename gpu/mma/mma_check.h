@@ -66,6 +66,17 @@ MLACHECK_HD constexpr uint32_t mxfp4_octet_word(uint32_t c) {
 }
 std::vector<uint32_t> device_mxfp4_octets();
 
+// common::p_pair_to_e4m3fn_f16_pair (the all-fp8 recipes' P rounding in the Hopper kernel) on the
+// device against the codec's rounding, e4m3fn_to_f16_bits(quant::f32_to_fp8(p)), for every float32
+// p whose bits lie in first_bits .. last_bits (each as p0 of one call and as p1 of another; NaN by
+// NaN-ness). Returns the number of disagreeing halves and the bits of the smallest such p
+// (0xFFFFFFFF when none).
+struct PRoundingCheck {
+  uint64_t wrong = 0;
+  uint32_t first_wrong_bits = 0xFFFFFFFFu;
+};
+PRoundingCheck device_p_pair_rounding(uint32_t first_bits, uint32_t last_bits);
+
 // kAsyncCopyChunks chunks of 16 bytes copied by async_copy_16 into poisoned shared memory (chunk
 // c with valid = valid[c] != 0) in two commit groups, read back by another thread after
 // async_wait and a barrier: src holds 16 * kAsyncCopyChunks bytes; returns the shared bytes.

@@ -208,6 +208,31 @@ __global__ void __launch_bounds__(kPairThreads) e4m3fn_pairs_kernel(uint32_t* ou
   }
 }
 
+// One thread per float of first .. last: p = bits as p0 of a pair, and as p1 of a pair with the
+// float as many bits from the other end (so each half sees every float).
+__global__ void p_rounding_kernel(uint32_t first, uint32_t last, unsigned long long* wrong, uint32_t* first_wrong) {
+  const auto expect = [](uint32_t bits) {
+    const float p = quant::f32_from_bits(bits);
+    return common::e4m3fn_to_f16_bits(quant::f32_to_fp8(p, quant::Fp8Format::e4m3fn));
+  };
+  const auto same = [](uint32_t got, uint32_t want) {
+    const auto nan = [](uint32_t h) { return (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu) != 0; };
+    return nan(want) ? nan(got) : got == want;
+  };
+  const uint64_t count = uint64_t{last} - first + 1;
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count; i += uint64_t{gridDim.x} * blockDim.x) {
+    const auto bits = static_cast<uint32_t>(first + i);
+    const auto mirror = static_cast<uint32_t>(last - i);
+    const uint32_t as_lo = common::p_pair_to_e4m3fn_f16_pair(quant::f32_from_bits(bits), quant::f32_from_bits(mirror));
+    const uint32_t as_hi = common::p_pair_to_e4m3fn_f16_pair(quant::f32_from_bits(mirror), quant::f32_from_bits(bits));
+    const bool ok = same(as_lo & 0xFFFFu, expect(bits)) && same(as_hi >> 16, expect(bits));
+    if (!ok) {
+      atomicAdd(wrong, 1ull);
+      atomicMin(first_wrong, bits);
+    }
+  }
+}
+
 // One thread per (scale, code byte): the word mxfp4_octet_word(code byte) through the decode as the
 // Hopper a16w4 kernel takes it (the table lookups, for every scale).
 __global__ void __launch_bounds__(kPairThreads) mxfp4_octets_kernel(uint32_t* out) {
@@ -373,6 +398,21 @@ std::vector<uint32_t> device_mxfp4_octets() {
   mxfp4_octets_kernel<<<kCases / kPairThreads, kPairThreads>>>(out.get());
   finish_launch();
   return out.download();
+}
+
+PRoundingCheck device_p_pair_rounding(uint32_t first_bits, uint32_t last_bits) {
+  if (last_bits < first_bits) throw std::invalid_argument("device_p_pair_rounding: last_bits < first_bits");
+  DeviceBuffer<unsigned long long> wrong(1);
+  DeviceBuffer<uint32_t> first_wrong(1);
+  wrong.fill_bytes(0);
+  first_wrong.fill_bytes(0xFF);
+  constexpr int kBlocks = 1024, kThreads = 256;  // a grid-stride loop: any range in one launch
+  p_rounding_kernel<<<kBlocks, kThreads>>>(first_bits, last_bits, wrong.get(), first_wrong.get());
+  finish_launch();
+  PRoundingCheck r;
+  r.wrong = wrong.download()[0];
+  r.first_wrong_bits = first_wrong.download()[0];
+  return r;
 }
 
 std::vector<uint8_t> device_async_copy_16(const std::vector<uint8_t>& src,

@@ -227,21 +227,35 @@ __device__ __forceinline__ void wgmma_bf16_m64n64k16(WgTileC64x64& d, uint64_t d
 #endif
 }
 
+// The 16-bit operand type of a product: both operands bf16, or both f16 (the Hopper family's
+// all-fp8 recipes, whose e4m3 values are f16 values: gpu/hopper/attention.hip).
+enum class WgOperand { bf16, f16 };
+
 // D (+)= A · Bᵀ over one K step of 16 with N = 16: A 64 x 16 (K-major, or with TransposeA its
-// transpose stored MN-major), B 16 x 16 (K-major, or with TransposeB stored MN-major), bf16.
-template <bool TransposeA, bool TransposeB = false>
-__device__ __forceinline__ void wgmma_bf16_m64n16k16(WgTileC64x16& d, uint64_t desc_a,
-                                                     uint64_t desc_b, bool accumulate) {
+// transpose stored MN-major), B 16 x 16 (K-major, or with TransposeB stored MN-major), bf16 or f16.
+template <bool TransposeA, bool TransposeB = false, WgOperand T = WgOperand::bf16>
+__device__ __forceinline__ void wgmma_m64n16k16(WgTileC64x16& d, uint64_t desc_a, uint64_t desc_b,
+                                                bool accumulate) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   float* x = d.x;
-  asm volatile(
-      "{\n .reg .pred acc;\n setp.ne.b32 acc, %10, 0;\n"
-      " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, acc, 1, 1, %11, %12;\n}\n"
-      : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
-        "+f"(x[7])
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0), "n"(TransposeA ? 1 : 0),
-        "n"(TransposeB ? 1 : 0));
+  if constexpr (T == WgOperand::bf16)
+    asm volatile(
+        "{\n .reg .pred acc;\n setp.ne.b32 acc, %10, 0;\n"
+        " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, acc, 1, 1, %11, %12;\n}\n"
+        : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
+          "+f"(x[7])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0), "n"(TransposeA ? 1 : 0),
+          "n"(TransposeB ? 1 : 0));
+  else
+    asm volatile(
+        "{\n .reg .pred acc;\n setp.ne.b32 acc, %10, 0;\n"
+        " wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, acc, 1, 1, %11, %12;\n}\n"
+        : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
+          "+f"(x[7])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0), "n"(TransposeA ? 1 : 0),
+          "n"(TransposeB ? 1 : 0));
 #else
   (void)d;
   (void)desc_a;
@@ -269,19 +283,30 @@ __device__ __forceinline__ void wgmma_fence_fragment(WgFragA64x16& a) {
   for (int i = 0; i < WgFragA64x16::ne; ++i) asm volatile("" : "+r"(a.x[i])::"memory");
 }
 
-// D (+)= A · Bᵀ over one K step of 16 with N = 16, A from registers (WgFragA64x16), B 16 x 16 bf16
-// K-major in shared memory. The registers must have been written before a wgmma_fence.
-__device__ __forceinline__ void wgmma_bf16_m64n16k16_rs(WgTileC64x16& d, const WgFragA64x16& a,
-                                                        uint64_t desc_b, bool accumulate) {
+// D (+)= A · Bᵀ over one K step of 16 with N = 16, A from registers (WgFragA64x16), B 16 x 16
+// K-major in shared memory, both bf16 or both f16. The registers must have been written before a
+// wgmma_fence.
+template <WgOperand T = WgOperand::bf16>
+__device__ __forceinline__ void wgmma_m64n16k16_rs(WgTileC64x16& d, const WgFragA64x16& a, uint64_t desc_b,
+                                                   bool accumulate) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   float* x = d.x;
-  asm volatile(
-      "{\n .reg .pred acc;\n setp.ne.b32 acc, %13, 0;\n"
-      " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, acc, 1, 1, 0;\n}\n"
-      : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
-        "+f"(x[7])
-      : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "l"(desc_b), "r"(accumulate ? 1 : 0));
+  if constexpr (T == WgOperand::bf16)
+    asm volatile(
+        "{\n .reg .pred acc;\n setp.ne.b32 acc, %13, 0;\n"
+        " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, acc, 1, 1, 0;\n}\n"
+        : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
+          "+f"(x[7])
+        : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "l"(desc_b), "r"(accumulate ? 1 : 0));
+  else
+    asm volatile(
+        "{\n .reg .pred acc;\n setp.ne.b32 acc, %13, 0;\n"
+        " wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, acc, 1, 1, 0;\n}\n"
+        : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
+          "+f"(x[7])
+        : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "l"(desc_b), "r"(accumulate ? 1 : 0));
 #else
   (void)d;
   (void)a;

@@ -1,7 +1,9 @@
 // sm_90a builds only (gpu/CMakeLists.txt: compiled where CMAKE_CUDA_ARCHITECTURES holds 90a): the warpgroup product of gpu/sm90/wgmma.h
 // on the device, for tests/gpu/wgmma_test.cpp. One warpgroup: the operands are copied into shared
 // memory in the no-swizzle K-major layout (poisoned first), K / 16 products accumulate into one
-// 64 x 64 tile, each thread writes its fragment back by get_i / get_j.
+// 64 x 64 tile, each thread writes its fragment back by get_i / get_j. The register-A and decode
+// tile kernels are templates on the operand type (sm90::WgOperand), one body for bf16 and f16;
+// their poison 0x7FC0 is a NaN read as either.
 #include "gpu/sm90/wgmma_check.h"
 
 #include <stdexcept>
@@ -52,6 +54,7 @@ __global__ void __launch_bounds__(sm90::kWarpgroupThreads)
 
 // A from registers: thread (warp w, lane g * 4 + t) loads rows 16 w + g (+ 8), columns 2 t, 2 t + 1
 // (+ 8) of each K step, as WgFragA64x16 says.
+template <sm90::WgOperand T>
 __global__ void __launch_bounds__(sm90::kWarpgroupThreads)
     wgmma_rs_kernel(const uint16_t* a, const uint16_t* b, int k, float* d) {
   __shared__ alignas(128) uint16_t sb[16 * kMaxK];
@@ -81,7 +84,7 @@ __global__ void __launch_bounds__(sm90::kWarpgroupThreads)
     const uint64_t db = sm90::smem_descriptor(reinterpret_cast<const unsigned char*>(sb) +
                                                   layout.offset_bytes(0, k0),
                                               layout.leading_bytes(), layout.stride_bytes());
-    sm90::wgmma_bf16_m64n16k16_rs(acc, frag, db, k0 > 0);
+    sm90::wgmma_m64n16k16_rs<T>(acc, frag, db, k0 > 0);
     sm90::wgmma_commit();
     sm90::wgmma_wait<0>();
     sm90::wgmma_fence_fragment(frag);
@@ -103,6 +106,7 @@ __device__ __forceinline__ void copy_16(void* dst, const void* src) {
                "l"(src));
 }
 
+template <sm90::WgOperand T>
 __global__ void __launch_bounds__(sm90::kWarpgroupThreads)
     decode_tile_kernel(const uint16_t* kv, const uint16_t* q, const uint16_t* p, float* st, float* ot) {
   extern __shared__ uint4 shared_words[];  // 16-byte aligned, as the descriptors need
@@ -137,7 +141,7 @@ __global__ void __launch_bounds__(sm90::kWarpgroupThreads)
   sm90::WgTileC64x16 s;
   sm90::wgmma_fence();
   for (int k0 = 0; k0 < kDims; k0 += sm90::kWgK16)
-    sm90::wgmma_bf16_m64n16k16<false>(
+    sm90::wgmma_m64n16k16<false, false, T>(
         s, sm90::smem_descriptor(tile + L::k_major_start(0, k0), L::kKMajorLeading, L::kKMajorStride),
         sm90::smem_descriptor(sq + L::k_major_start(0, k0), L::kKMajorLeading, L::kKMajorStride),
         k0 > 0);
@@ -150,7 +154,7 @@ __global__ void __launch_bounds__(sm90::kWarpgroupThreads)
     sm90::WgTileC64x16 o;
     sm90::wgmma_fence();
     for (int k0 = 0; k0 < kTileRows; k0 += sm90::kWgK16)
-      sm90::wgmma_bf16_m64n16k16<true>(
+      sm90::wgmma_m64n16k16<true, false, T>(
           o, sm90::smem_descriptor(tile + L::mn_major_start(m0, k0), L::kMnMajorLeading, L::kMnMajorStride),
           sm90::smem_descriptor(sp + p_layout.offset_bytes(0, k0), p_layout.leading_bytes(),
                                 p_layout.stride_bytes()),
@@ -162,26 +166,44 @@ __global__ void __launch_bounds__(sm90::kWarpgroupThreads)
   }
 }
 
+template <sm90::WgOperand T>
+std::vector<float> run_decode_tile(const std::vector<uint16_t>& kv, const std::vector<uint16_t>& q,
+                                   const std::vector<uint16_t>& p) {
+  const DeviceBuffer<uint16_t> dkv(kv), dq(q), dp(p);
+  DeviceBuffer<float> out(kTileRows * kHeads + kVDims * kHeads);
+  out.fill_bytes(0xFF);
+  MLACHECK_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&decode_tile_kernel<T>),
+                                         hipFuncAttributeMaxDynamicSharedMemorySize,
+                                         kDecodeTileShared));
+  decode_tile_kernel<T><<<1, sm90::kWarpgroupThreads, kDecodeTileShared>>>(
+      dkv.get(), dq.get(), dp.get(), out.get(), out.get() + kTileRows * kHeads);
+  MLACHECK_GPU_CHECK(hipGetLastError());
+  MLACHECK_GPU_CHECK(hipDeviceSynchronize());
+  return out.download();
+}
+
+template <sm90::WgOperand T>
+std::vector<float> run_rs(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, int k) {
+  const DeviceBuffer<uint16_t> da(a), db(b);
+  DeviceBuffer<float> dd(64 * 16);
+  dd.fill_bytes(0xFF);
+  wgmma_rs_kernel<T><<<1, sm90::kWarpgroupThreads>>>(da.get(), db.get(), k, dd.get());
+  MLACHECK_GPU_CHECK(hipGetLastError());
+  MLACHECK_GPU_CHECK(hipDeviceSynchronize());
+  return dd.download();
+}
+
 }  // namespace
 
-std::vector<float> device_wgmma_decode_tile(const std::vector<uint16_t>& kv,
+std::vector<float> device_wgmma_decode_tile(Wgmma16 type, const std::vector<uint16_t>& kv,
                                             const std::vector<uint16_t>& q,
                                             const std::vector<uint16_t>& p) {
   if (kv.size() != static_cast<std::size_t>(kTileRows * kDims) ||
       q.size() != static_cast<std::size_t>(kHeads * kDims) ||
       p.size() != static_cast<std::size_t>(kHeads * kTileRows))
     throw std::invalid_argument("wgmma decode tile check: kv 64 x 576, q 16 x 576, p 16 x 64");
-  const DeviceBuffer<uint16_t> dkv(kv), dq(q), dp(p);
-  DeviceBuffer<float> out(kTileRows * kHeads + kVDims * kHeads);
-  out.fill_bytes(0xFF);
-  MLACHECK_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&decode_tile_kernel),
-                                         hipFuncAttributeMaxDynamicSharedMemorySize,
-                                         kDecodeTileShared));
-  decode_tile_kernel<<<1, sm90::kWarpgroupThreads, kDecodeTileShared>>>(
-      dkv.get(), dq.get(), dp.get(), out.get(), out.get() + kTileRows * kHeads);
-  MLACHECK_GPU_CHECK(hipGetLastError());
-  MLACHECK_GPU_CHECK(hipDeviceSynchronize());
-  return out.download();
+  return type == Wgmma16::bf16 ? run_decode_tile<sm90::WgOperand::bf16>(kv, q, p)
+                               : run_decode_tile<sm90::WgOperand::f16>(kv, q, p);
 }
 
 std::vector<float> device_wgmma_bf16(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
@@ -199,19 +221,14 @@ std::vector<float> device_wgmma_bf16(const std::vector<uint16_t>& a, const std::
   return dd.download();
 }
 
-std::vector<float> device_wgmma_bf16_rs(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
-                                        int k) {
+std::vector<float> device_wgmma_rs(Wgmma16 type, const std::vector<uint16_t>& a,
+                                   const std::vector<uint16_t>& b, int k) {
   if (k < 16 || k > kMaxK || k % 16 != 0 || a.size() != static_cast<std::size_t>(64 * k) ||
       b.size() != static_cast<std::size_t>(16 * k))
     throw std::invalid_argument("wgmma register-A check: k = " + std::to_string(k) +
                                 " (a multiple of 16 in 16 .. 128), a 64 x k, b 16 x k");
-  const DeviceBuffer<uint16_t> da(a), db(b);
-  DeviceBuffer<float> dd(64 * 16);
-  dd.fill_bytes(0xFF);
-  wgmma_rs_kernel<<<1, sm90::kWarpgroupThreads>>>(da.get(), db.get(), k, dd.get());
-  MLACHECK_GPU_CHECK(hipGetLastError());
-  MLACHECK_GPU_CHECK(hipDeviceSynchronize());
-  return dd.download();
+  return type == Wgmma16::bf16 ? run_rs<sm90::WgOperand::bf16>(a, b, k)
+                               : run_rs<sm90::WgOperand::f16>(a, b, k);
 }
 
 bool device_runs_sm90a() {

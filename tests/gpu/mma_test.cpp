@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -302,6 +303,24 @@ TEST(GpuMma, E4m3fnPairToF16PairIsExactForEveryPair) {
   if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
   check_pairs(PairTo::f16);
+#endif
+}
+
+// The all-fp8 recipes' P rounding in the Hopper kernel (cvt to e4m3x2 with satfinite, then to f16)
+// equals the codec's on every float of its domain, 0 .. 448 (p = e^(s - m) <= 1 in the kernel), and
+// on every NaN pattern: about 1.15e9 floats, each as both halves of a pair. A swapped operand order
+// of the conversion would put each p in the other half (the mirrored float's rounding), and a
+// rounding other than to nearest even would differ at every tie.
+TEST(GpuMma, PPairToE4m3fnF16PairMatchesTheCodecOnItsDomain) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+  const uint32_t k448 = quant::f32_bits(448.0f);
+  for (const auto& [first, last] : {std::pair{0u, k448}, std::pair{0x7F800001u, 0x7FFFFFFFu},
+                                    std::pair{0xFF800001u, 0xFFFFFFFFu}}) {
+    const PRoundingCheck r = device_p_pair_rounding(first, last);
+    EXPECT_EQ(r.wrong, 0u) << std::hex << "bits 0x" << first << " .. 0x" << last << ": first wrong p 0x"
+                           << r.first_wrong_bits;
+  }
 #endif
 }
 

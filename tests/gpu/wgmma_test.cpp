@@ -1,8 +1,10 @@
 // gpu/sm90/wgmma.h on the device (NVIDIA sm_90a): D = A · Bᵀ of one warpgroup over K = 16, 64 and
-// 128 against a double reference. The bound is the mma layer's (tests/gpu/mma_test.cpp): bf16
-// products are exact in float32, so the only error is the summation, |d - exact| <= K 2^-22
-// sum_k |a_k b_k|; a wrong descriptor (start, LBO, SBO), a wrong K step or a wrong fragment
-// mapping (get_i / get_j) gives errors of the order of |exact| or leaves the NaN poison in D.
+// 128 against a double reference, with bf16 operands and (the register-A form and the decode
+// tile's two products) f16 operands. The bound is the mma layer's (tests/gpu/mma_test.cpp): bf16
+// products (8 + 8 significant bits) and f16 products (11 + 11) are exact in float32, so the only
+// error is the summation, |d - exact| <= K 2^-22 sum_k |a_k b_k|; a wrong descriptor (start, LBO,
+// SBO), a wrong K step or a wrong fragment mapping (get_i / get_j) gives errors of the order of
+// |exact| or leaves the NaN poison in D.
 // Skips without a usable GPU, on a device that is not compute capability 9.0, and in builds
 // without sm_90a code.
 #include <gtest/gtest.h>
@@ -23,25 +25,70 @@
 namespace mlacheck::gpu {
 namespace {
 
+#if defined(MLACHECK_HAVE_SM90A)
+
 // Random bf16 with random sign and mantissa, exponents 2^-8 .. 2^8: every product exact in
 // float32, the sums aligned.
 uint16_t random_bf16(std::mt19937& rng) {
   const uint32_t sign = rng() & 1u, exp = 127u - 8u + rng() % 17u, mant = rng() & 0x7Fu;
   return static_cast<uint16_t>((sign << 15) | (exp << 7) | mant);
 }
+double bf16_value(uint16_t h) { return quant::f32_from_bits(uint32_t{h} << 16); }
 
-// The elements of D (rows x cols, row major) = A · Bᵀ (a: rows x k, b: cols x k bf16, K
-// contiguous) farther from the exact product than the summation bound K 2^-22 sum_k |a_k b_k|;
-// the first five reported.
-int beyond_product_bound(const std::vector<float>& got, const std::vector<uint16_t>& a,
+// The f16 bits of the value of e4m3fn code `code` (finite, nonzero): (1 + m/8) 2^(e-7) for exponent
+// field e >= 1, m 2^-9 for e = 0, every one a normal f16 (2^-9 .. 448, at most 4 significant bits).
+uint16_t e4m3fn_as_f16(uint8_t code) {
+  const uint32_t sign = code >> 7, e = (code >> 3) & 0xFu;
+  uint32_t m = code & 0x7u;
+  if (e != 0) return static_cast<uint16_t>((sign << 15) | ((e - 7u + 15u) << 10) | (m << 7));
+  uint32_t shift = 0;  // m 2^-9 = (m 2^shift / 8) 2^(-6 - shift), m 2^shift in 8 .. 15
+  for (; m < 8u; m <<= 1) ++shift;
+  return static_cast<uint16_t>((sign << 15) | ((15u - 6u - shift) << 10) | ((m - 8u) << 7));
+}
+
+// Random normal f16, never zero, random sign: half of them the value of a random finite nonzero
+// e4m3fn code (what the all-fp8 recipes' K and V decode to: gpu/hopper/attention.hip), half a
+// random 10-bit mantissa with exponents 2^-8 .. 2^8. |a b| lies in 2^-18 .. 2^18 and a sum of 576
+// of them below 2^28: no product or sum near float32's (or an f16 input near f16's) range ends, and
+// every product is exact in float32.
+uint16_t random_f16(std::mt19937& rng) {
+  if (rng() & 1u) {
+    uint32_t code = 0;
+    do code = rng() & 0xFFu;
+    while ((code & 0x7Fu) == 0 || (code & 0x7Fu) == 0x7Fu);  // ±0 and the NaNs
+    return e4m3fn_as_f16(static_cast<uint8_t>(code));
+  }
+  const uint32_t sign = rng() & 1u, exp = 15u - 8u + rng() % 17u, mant = rng() & 0x3FFu;
+  return static_cast<uint16_t>((sign << 15) | (exp << 10) | mant);
+}
+// Decodes any f16 pattern but Inf / NaN (the generator gives none).
+double f16_value(uint16_t h) {
+  const int exp = (h >> 10) & 0x1F;
+  const double mant = h & 0x3FF;
+  const double mag = exp == 0 ? std::ldexp(mant, -24) : std::ldexp(1024.0 + mant, exp - 25);
+  return (h & 0x8000) != 0 ? -mag : mag;
+}
+
+uint16_t random_operand(Wgmma16 type, std::mt19937& rng) {
+  return type == Wgmma16::bf16 ? random_bf16(rng) : random_f16(rng);
+}
+double operand_value(Wgmma16 type, uint16_t h) {
+  return type == Wgmma16::bf16 ? bf16_value(h) : f16_value(h);
+}
+const char* operand_name(Wgmma16 type) { return type == Wgmma16::bf16 ? "bf16" : "f16"; }
+
+// The elements of D (rows x cols, row major) = A · Bᵀ (a: rows x k, b: cols x k 16-bit patterns of
+// `type`, K contiguous) farther from the exact product than the summation bound
+// K 2^-22 sum_k |a_k b_k|; the first five reported.
+int beyond_product_bound(Wgmma16 type, const std::vector<float>& got, const std::vector<uint16_t>& a,
                          const std::vector<uint16_t>& b, int rows, int cols, int k) {
-  const auto value = [](uint16_t h) { return static_cast<double>(quant::f32_from_bits(uint32_t{h} << 16)); };
   int wrong = 0;
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j) {
       double exact = 0, size = 0;
       for (int kk = 0; kk < k; ++kk) {
-        const double p = value(a[static_cast<std::size_t>(i * k + kk)]) * value(b[static_cast<std::size_t>(j * k + kk)]);
+        const double p = operand_value(type, a[static_cast<std::size_t>(i * k + kk)]) *
+                         operand_value(type, b[static_cast<std::size_t>(j * k + kk)]);
         exact += p;
         size += std::fabs(p);
       }
@@ -55,65 +102,33 @@ int beyond_product_bound(const std::vector<float>& got, const std::vector<uint16
   return wrong;
 }
 
-TEST(GpuWgmma, Bf16ProductMatchesDoubleReference) {
-  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
-#if !defined(MLACHECK_HAVE_SM90A)
-  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
-#else
-  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
-  std::mt19937 rng(20261202u);
+// The register-A product (device_wgmma_rs) with operands of `type` over K = 16, 64 and 128.
+void check_register_a(Wgmma16 type, unsigned seed) {
+  std::mt19937 rng(seed);
   for (const int k : {16, 64, 128}) {
-    SCOPED_TRACE("K = " + std::to_string(k));
-    std::vector<uint16_t> a(static_cast<std::size_t>(64 * k)), b(a.size());
-    for (uint16_t& x : a) x = random_bf16(rng);
-    for (uint16_t& x : b) x = random_bf16(rng);
-    const std::vector<float> got = device_wgmma_bf16(a, b, k);
-    ASSERT_EQ(got.size(), 64u * 64u);
-    EXPECT_EQ(beyond_product_bound(got, a, b, 64, 64, k), 0);
-  }
-#endif
-}
-
-// The register-A form (wgmma_bf16_m64n16k16_rs, the Hopper family's Sᵀ = K Qᵀ of fp8 tiles
-// decoded in registers): a wrong fragment mapping (WgFragA64x16) moves products between rows or
-// columns, errors of the order of |exact|. Bound as above.
-TEST(GpuWgmma, Bf16RegisterAProductMatchesDoubleReference) {
-  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
-#if !defined(MLACHECK_HAVE_SM90A)
-  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
-#else
-  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
-  std::mt19937 rng(20261204u);
-  for (const int k : {16, 64, 128}) {
-    SCOPED_TRACE("K = " + std::to_string(k));
+    SCOPED_TRACE(std::string(operand_name(type)) + ", K = " + std::to_string(k) + ", seed " +
+                 std::to_string(seed));
     std::vector<uint16_t> a(static_cast<std::size_t>(64 * k)), b(static_cast<std::size_t>(16 * k));
-    for (uint16_t& x : a) x = random_bf16(rng);
-    for (uint16_t& x : b) x = random_bf16(rng);
-    const std::vector<float> got = device_wgmma_bf16_rs(a, b, k);
+    for (uint16_t& x : a) x = random_operand(type, rng);
+    for (uint16_t& x : b) x = random_operand(type, rng);
+    const std::vector<float> got = device_wgmma_rs(type, a, b, k);
     ASSERT_EQ(got.size(), 64u * 16u);
-    EXPECT_EQ(beyond_product_bound(got, a, b, 64, 16, k), 0);
+    EXPECT_EQ(beyond_product_bound(type, got, a, b, 64, 16, k), 0);
   }
-#endif
 }
 
-// The two products of a decode tile as the Hopper family runs them on one shared tile of cache
-// rows (gpu/sm90/wgmma.h DecodeTileLayout): Sᵀ = K Qᵀ reads it K-major, Oᵀ = Vᵀ Pᵀ reads the same
-// bytes MN-major (transposed A). Bound as above, with K = 576 and 64.
-TEST(GpuWgmma, DecodeTileProductsMatchDoubleReference) {
-  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
-#if !defined(MLACHECK_HAVE_SM90A)
-  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
-#else
-  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
-  std::mt19937 rng(20261203u);
-  const auto value = [](uint16_t h) { return static_cast<double>(quant::f32_from_bits(uint32_t{h} << 16)); };
+// Both products of one decode tile (device_wgmma_decode_tile) with operands of `type`.
+void check_decode_tile(Wgmma16 type, unsigned seed) {
+  SCOPED_TRACE(std::string(operand_name(type)) + ", seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
   constexpr int kRows = 64, kHeads = 16, kDims = 576, kVDims = 512;
   std::vector<uint16_t> kv(kRows * kDims), q(kHeads * kDims), p(kHeads * kRows);
-  for (uint16_t& x : kv) x = random_bf16(rng);
-  for (uint16_t& x : q) x = random_bf16(rng);
-  for (uint16_t& x : p) x = random_bf16(rng);
-  const std::vector<float> got = device_wgmma_decode_tile(kv, q, p);
+  for (uint16_t& x : kv) x = random_operand(type, rng);
+  for (uint16_t& x : q) x = random_operand(type, rng);
+  for (uint16_t& x : p) x = random_operand(type, rng);
+  const std::vector<float> got = device_wgmma_decode_tile(type, kv, q, p);
   ASSERT_EQ(got.size(), static_cast<std::size_t>(kRows * kHeads + kVDims * kHeads));
+  const auto value = [type](uint16_t h) { return operand_value(type, h); };
   int wrong = 0;
   const auto expect = [&](const char* what, int i, int j, float d, double exact, double size, int k) {
     const double bound = std::ldexp(1.0, -22) * k * size;
@@ -142,6 +157,83 @@ TEST(GpuWgmma, DecodeTileProductsMatchDoubleReference) {
       expect("O^T", d, h, got[static_cast<std::size_t>(kRows * kHeads + d * kHeads + h)], exact, size, kRows);
     }
   EXPECT_EQ(wrong, 0);
+}
+
+#endif  // MLACHECK_HAVE_SM90A
+
+TEST(GpuWgmma, Bf16ProductMatchesDoubleReference) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if !defined(MLACHECK_HAVE_SM90A)
+  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
+#else
+  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
+  std::mt19937 rng(20261202u);
+  for (const int k : {16, 64, 128}) {
+    SCOPED_TRACE("K = " + std::to_string(k));
+    std::vector<uint16_t> a(static_cast<std::size_t>(64 * k)), b(a.size());
+    for (uint16_t& x : a) x = random_bf16(rng);
+    for (uint16_t& x : b) x = random_bf16(rng);
+    const std::vector<float> got = device_wgmma_bf16(a, b, k);
+    ASSERT_EQ(got.size(), 64u * 64u);
+    EXPECT_EQ(beyond_product_bound(Wgmma16::bf16, got, a, b, 64, 64, k), 0);
+  }
+#endif
+}
+
+// The register-A form (wgmma_m64n16k16_rs, the Hopper family's Sᵀ = K Qᵀ of fp8 tiles
+// decoded in registers): a wrong fragment mapping (WgFragA64x16) moves products between rows or
+// columns, errors of the order of |exact|. Bound as above.
+TEST(GpuWgmma, Bf16RegisterAProductMatchesDoubleReference) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if !defined(MLACHECK_HAVE_SM90A)
+  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
+#else
+  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
+  check_register_a(Wgmma16::bf16, 20261204u);
+#endif
+}
+
+// The f16 register-A form (wgmma_m64n16k16_rs<WgOperand::f16>: the all-fp8 recipes' Sᵀ = K Qᵀ,
+// K decoded from e4m3 codes to f16 pairs). Bound as above. What an operand-type slip gives:
+// f16 bits read as bf16 (the .bf16 instruction) turn exponent field E (6 .. 23 here) and mantissa
+// m into about 2^(8 E + floor(m / 128) - 127), 2^-79 .. 2^65 instead of 2^-9 .. 2^9: each sum is
+// dominated by its largest misread product, many orders of magnitude beyond K 2^-22 sum|a b| (at
+// most 2^-15 of it); bf16 operands fed to the f16 instruction would be read as values in 0.5 .. 4
+// whatever their exponent, errors of the order of |exact| again.
+TEST(GpuWgmma, F16RegisterAProductMatchesDoubleReference) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if !defined(MLACHECK_HAVE_SM90A)
+  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
+#else
+  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
+  check_register_a(Wgmma16::f16, 20261205u);
+#endif
+}
+
+// The two products of a decode tile as the Hopper family runs them on one shared tile of cache
+// rows (gpu/sm90/wgmma.h DecodeTileLayout): Sᵀ = K Qᵀ reads it K-major, Oᵀ = Vᵀ Pᵀ reads the same
+// bytes MN-major (transposed A). Bound as above, with K = 576 and 64.
+TEST(GpuWgmma, DecodeTileProductsMatchDoubleReference) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if !defined(MLACHECK_HAVE_SM90A)
+  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
+#else
+  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
+  check_decode_tile(Wgmma16::bf16, 20261203u);
+#endif
+}
+
+// The same two products with f16 operands (wgmma_m64n16k16<false, false, WgOperand::f16> and
+// <true, false, WgOperand::f16>: the all-fp8 recipes' operand type; both the K-major and the
+// transposed-A MN-major read of f16 bytes). An operand-type slip in either product fails as in
+// F16RegisterAProductMatchesDoubleReference: every element of Sᵀ or of Oᵀ far beyond its bound.
+TEST(GpuWgmma, F16DecodeTileProductsMatchDoubleReference) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if !defined(MLACHECK_HAVE_SM90A)
+  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
+#else
+  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
+  check_decode_tile(Wgmma16::f16, 20261206u);
 #endif
 }
 
