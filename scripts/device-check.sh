@@ -23,7 +23,9 @@
 #                    compute-sanitizer's four tools on the small decode cases (*tiny*) of every
 #                    strategy and the Q quantizers (MLACHECK_DEVICE_SANITIZERS narrows the list);
 #                    racecheck without the hopper attention kernel: racecheck-repro.log says why,
-#                    checked on gpu/sm90/racecheck_handoff_repro.cu
+#                    checked on gpu/sm90/racecheck_handoff_repro.cu; and without the hopper split-K
+#                    cases (its cluster launches): racecheck-cluster-repro.log says why, checked on
+#                    gpu/sm90/racecheck_cluster_exclude_repro.cu
 #   bench-graph.log  mlacheck bench --graph on the 8 harness shapes (+ bench-graph.json)
 #   bench.log        the same with stream launches, if time is left (+ bench.json)
 #   summary.txt      each step's exit code and time
@@ -138,15 +140,25 @@ fi
 # that are not there: gpu/sm90/racecheck_handoff_repro.cu shows the same report on a race-free
 # kernel. So racecheck skips that one kernel (memcheck, synccheck and initcheck still run it), and
 # racecheck-repro checks on every run that racecheck still misreads the reproducer (and reads its
-# plain form clean): once it does not, the exclusion must go.
+# plain form clean): once it does not, the exclusion must go. And racecheck cannot run a cluster
+# kernel it excludes (an internal sanitizer error that loses the context, so every later test
+# fails: gpu/sm90/racecheck_cluster_exclude_repro.cu shows it on a correct kernel), so its test
+# filter also leaves out the hopper split-K cases, whose kernel it excludes anyway (the merge kernel
+# they would add runs in the other split-K cases); racecheck-cluster-repro checks that this still
+# holds, and that the reproducer runs clean without the sanitizer and under racecheck unexcluded.
 repro="$build/gpu/racecheck_handoff_repro"
+cluster_repro="$build/gpu/racecheck_cluster_exclude_repro"
 if command -v compute-sanitizer > /dev/null; then
   for tool in ${MLACHECK_DEVICE_SANITIZERS:-memcheck racecheck synccheck initcheck}; do
     extra=()
     [[ $tool == memcheck ]] && extra=(--leak-check no)
-    [[ $tool == racecheck ]] && extra=(--kernel-name-exclude kns=hopper_attention_kernel)
+    sanitizer_tests=$memcheck_tests
+    if [[ $tool == racecheck ]]; then
+      extra=(--kernel-name-exclude kns=hopper_attention_kernel)
+      sanitizer_tests="$memcheck_tests-Gpu/GpuDecode.*split_k_hopper*"
+    fi
     step "$tool" 120 compute-sanitizer --tool "$tool" --error-exitcode 1 "${extra[@]}" \
-      "$bin" selftest --gtest_filter="$memcheck_tests"
+      "$bin" selftest --gtest_filter="$sanitizer_tests"
     if [[ $tool == racecheck && -x $repro ]]; then
       step racecheck-repro 60 bash -c '
         plain=$(compute-sanitizer --tool racecheck "$1" plain 2>&1)
@@ -158,6 +170,19 @@ if command -v compute-sanitizer > /dev/null; then
         exit 1' _ "$repro"
     elif [[ $tool == racecheck ]]; then
       echo "racecheck-repro: no $repro (a CUDA build for sm_90a makes it)" | tee -a "$summary"
+    fi
+    if [[ $tool == racecheck && -x $cluster_repro ]]; then
+      step racecheck-cluster-repro 60 bash -c '
+        "$1" || { echo "FAIL: the cluster reproducer fails without the sanitizer"; exit 1; }
+        full=$(compute-sanitizer --tool racecheck "$1" 2>&1)
+        excluded=$(compute-sanitizer --tool racecheck --kernel-name-exclude kns=cluster_handoff_kernel "$1" 2>&1)
+        echo "$full"; echo "$excluded"
+        grep -q "RACECHECK SUMMARY: 0 hazards" <<< "$full" || { echo "FAIL: racecheck reports the cluster reproducer"; exit 1; }
+        grep -q "Internal Sanitizer Error" <<< "$excluded" && exit 0
+        echo "FAIL: racecheck now runs an excluded cluster kernel: drop the split_k_hopper exclusion from the racecheck filter in scripts/device-check.sh"
+        exit 1' _ "$cluster_repro"
+    elif [[ $tool == racecheck ]]; then
+      echo "racecheck-cluster-repro: no $cluster_repro (a CUDA build for sm_90a makes it)" | tee -a "$summary"
     fi
   done
 else
