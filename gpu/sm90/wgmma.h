@@ -238,24 +238,19 @@ __device__ __forceinline__ void wgmma_m64n16k16(WgTileC64x16& d, uint64_t desc_a
                                                 bool accumulate) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   float* x = d.x;
-  if constexpr (T == WgOperand::bf16)
-    asm volatile(
-        "{\n .reg .pred acc;\n setp.ne.b32 acc, %10, 0;\n"
-        " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, acc, 1, 1, %11, %12;\n}\n"
-        : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
-          "+f"(x[7])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0), "n"(TransposeA ? 1 : 0),
-          "n"(TransposeB ? 1 : 0));
-  else
-    asm volatile(
-        "{\n .reg .pred acc;\n setp.ne.b32 acc, %10, 0;\n"
-        " wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, acc, 1, 1, %11, %12;\n}\n"
-        : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
-          "+f"(x[7])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0), "n"(TransposeA ? 1 : 0),
-          "n"(TransposeB ? 1 : 0));
+// One product's asm for operand type TYPE (a string literal: "bf16", "f16"); the two types differ in
+// the instruction's name only.
+#define MLACHECK_WGMMA_M64N16K16_SS(TYPE)                                                           \
+  asm volatile("{\n .reg .pred acc;\n setp.ne.b32 acc, %10, 0;\n"                                 \
+               " wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPE "." TYPE " "                     \
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, acc, 1, 1, %11, %12;\n}\n"              \
+               : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]), \
+                 "+f"(x[7])                                                                        \
+               : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0), "n"(TransposeA ? 1 : 0),       \
+                 "n"(TransposeB ? 1 : 0))
+  if constexpr (T == WgOperand::bf16) MLACHECK_WGMMA_M64N16K16_SS("bf16");
+  else MLACHECK_WGMMA_M64N16K16_SS("f16");
+#undef MLACHECK_WGMMA_M64N16K16_SS
 #else
   (void)d;
   (void)desc_a;
@@ -265,11 +260,11 @@ __device__ __forceinline__ void wgmma_m64n16k16(WgTileC64x16& d, uint64_t desc_a
 #endif
 }
 
-// A 64 x 16 bf16 A operand in registers (PTX "Register fragment for matrix A" of wgmma .m64nNk16,
-// the layout of mma.m16n8k16's A per warp): warp w of the warpgroup holds rows 16 w .. 16 w + 15;
-// with g = lane / 4, t = lane % 4, register 0 holds (row 16 w + g, columns 2 t, 2 t + 1), register
-// 1 (row + 8, the same columns), register 2 (row, columns 2 t + 8, 2 t + 9), register 3 (row + 8,
-// those columns), low column in the low half.
+// A 64 x 16 A operand of 16-bit values (bf16 or f16) in registers (PTX "Register fragment for
+// matrix A" of wgmma .m64nNk16, the layout of mma.m16n8k16's A per warp): warp w of the warpgroup
+// holds rows 16 w .. 16 w + 15; with g = lane / 4, t = lane % 4, register 0 holds (row 16 w + g,
+// columns 2 t, 2 t + 1), register 1 (row + 8, the same columns), register 2 (row, columns 2 t + 8,
+// 2 t + 9), register 3 (row + 8, those columns), low column in the low half.
 struct WgFragA64x16 {
   static constexpr int ne = 4;
   uint32_t x[ne];
@@ -291,22 +286,16 @@ __device__ __forceinline__ void wgmma_m64n16k16_rs(WgTileC64x16& d, const WgFrag
                                                    bool accumulate) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   float* x = d.x;
-  if constexpr (T == WgOperand::bf16)
-    asm volatile(
-        "{\n .reg .pred acc;\n setp.ne.b32 acc, %13, 0;\n"
-        " wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, acc, 1, 1, 0;\n}\n"
-        : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
-          "+f"(x[7])
-        : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "l"(desc_b), "r"(accumulate ? 1 : 0));
-  else
-    asm volatile(
-        "{\n .reg .pred acc;\n setp.ne.b32 acc, %13, 0;\n"
-        " wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, acc, 1, 1, 0;\n}\n"
-        : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]),
-          "+f"(x[7])
-        : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "l"(desc_b), "r"(accumulate ? 1 : 0));
+#define MLACHECK_WGMMA_M64N16K16_RS(TYPE)                                                           \
+  asm volatile("{\n .reg .pred acc;\n setp.ne.b32 acc, %13, 0;\n"                                 \
+               " wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPE "." TYPE " "                     \
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, acc, 1, 1, 0;\n}\n"    \
+               : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]), \
+                 "+f"(x[7])                                                                        \
+               : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "l"(desc_b), "r"(accumulate ? 1 : 0))
+  if constexpr (T == WgOperand::bf16) MLACHECK_WGMMA_M64N16K16_RS("bf16");
+  else MLACHECK_WGMMA_M64N16K16_RS("f16");
+#undef MLACHECK_WGMMA_M64N16K16_RS
 #else
   (void)d;
   (void)a;

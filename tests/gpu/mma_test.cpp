@@ -28,6 +28,7 @@
 #include "gpu/mma/mma_check.h"
 #include "gpu/platform.h"
 #include "quant/bits.h"
+#include "tests/gpu/half_values.h"
 #include "quant/e2m1.h"
 #include "quant/e8m0.h"
 #include "quant/fp8.h"
@@ -95,19 +96,14 @@ uint16_t random_bf16(std::mt19937& rng) {
   const uint32_t sign = rng() & 1u, exp = 127u - 8u + rng() % 17u, mant = rng() & 0x7Fu;
   return static_cast<uint16_t>((sign << 15) | (exp << 7) | mant);
 }
-double bf16_value(uint16_t h) { return quant::f32_from_bits(static_cast<uint32_t>(h) << 16); }
+using test::bf16_value;
+using test::f16_value;
 
 // Random f16: exponents 2^-10 .. 2^10, one in 16 a subnormal.
 uint16_t random_f16(std::mt19937& rng) {
   const uint32_t sign = rng() & 1u, mant = rng() & 0x3FFu;
   const uint32_t exp = rng() % 16u == 0 ? 0u : 15u - 10u + rng() % 21u;
   return static_cast<uint16_t>((sign << 15) | (exp << 10) | mant);
-}
-double f16_value(uint16_t h) {
-  const int exp = (h >> 10) & 0x1F;
-  const double mant = h & 0x3FF;
-  const double mag = exp == 0 ? std::ldexp(mant, -24) : std::ldexp(1024.0 + mant, exp - 25);
-  return (h & 0x8000) != 0 ? -mag : mag;
 }
 
 struct Layer {

@@ -17,6 +17,7 @@
 
 #include "gpu/availability.h"
 #include "quant/bits.h"
+#include "tests/gpu/half_values.h"
 
 #if defined(MLACHECK_HAVE_SM90A)
 #include "gpu/sm90/wgmma_check.h"
@@ -33,7 +34,8 @@ uint16_t random_bf16(std::mt19937& rng) {
   const uint32_t sign = rng() & 1u, exp = 127u - 8u + rng() % 17u, mant = rng() & 0x7Fu;
   return static_cast<uint16_t>((sign << 15) | (exp << 7) | mant);
 }
-double bf16_value(uint16_t h) { return quant::f32_from_bits(uint32_t{h} << 16); }
+using test::bf16_value;
+using test::f16_value;
 
 // The f16 bits of the value of e4m3fn code `code` (finite, nonzero): (1 + m/8) 2^(e-7) for exponent
 // field e >= 1, m 2^-9 for e = 0, every one a normal f16 (2^-9 .. 448, at most 4 significant bits).
@@ -60,13 +62,6 @@ uint16_t random_f16(std::mt19937& rng) {
   }
   const uint32_t sign = rng() & 1u, exp = 15u - 8u + rng() % 17u, mant = rng() & 0x3FFu;
   return static_cast<uint16_t>((sign << 15) | (exp << 10) | mant);
-}
-// Decodes any f16 pattern but Inf / NaN (the generator gives none).
-double f16_value(uint16_t h) {
-  const int exp = (h >> 10) & 0x1F;
-  const double mant = h & 0x3FF;
-  const double mag = exp == 0 ? std::ldexp(mant, -24) : std::ldexp(1024.0 + mant, exp - 25);
-  return (h & 0x8000) != 0 ? -mag : mag;
 }
 
 uint16_t random_operand(Wgmma16 type, std::mt19937& rng) {
