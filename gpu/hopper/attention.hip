@@ -78,6 +78,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include <cuda.h>
@@ -948,6 +949,12 @@ __device__ __forceinline__ void decode_box_f16(const uint4 (&w)[2], uint32_t (&l
 template <sm90::WgOperand Operand>
 struct Fp8Rows {
   static constexpr sm90::WgOperand kOperand = Operand;
+  // The owner's previous P·V is left running into qk_decoded, which waits for it before its first
+  // value store (its tail overlaps the part's wait and the first loads): a8w8 451.8 -> 441.3 µs at
+  // 256 x 8192, 130.3 -> 127.8 at 64 x 8192, a16w8 within 0.5 %; the MXFP4 kernels' registers came
+  // out worse with it (a16w4 666 -> 752 µs), so they wait at once (device run 2 of 2026-12-03's
+  // third session).
+  static constexpr bool kPvWaitedInQk = true;
   using Codes = uint4[KvTile::kBoxes][2];
   template <int Count>
   __device__ __forceinline__ static void load(Codes& codes, int first, const unsigned char* part, int, int lane) {
@@ -980,6 +987,7 @@ struct Fp8Rows {
 template <bool F16V>
 struct Mxfp4Rows {
   static constexpr sm90::WgOperand kOperand = sm90::WgOperand::bf16;
+  static constexpr bool kPvWaitedInQk = false;  // Fp8Rows::kPvWaitedInQk
   struct Codes {
     uint2 codes[KvTile::kBoxes][2];
     uint32_t scales[KvTile::kBoxes][2];
@@ -1095,6 +1103,10 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
                                            uint32_t drain) {
   typename Rows::Codes codes;
   Rows::template load<kLoadBatch>(codes, 0, part, aux, lane);
+  // Rows::kPvWaitedInQk: this warpgroup's P·V of its previous tile, issued and not waited by the
+  // caller, reads the value tile the decode below rewrites: done before the first store. The caller
+  // pins Oᵀ after this returns.
+  if constexpr (Rows::kPvWaitedInQk) sm90::wgmma_wait<0>();
   const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
   const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
   const int t = lane % 4;
@@ -1280,6 +1292,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   constexpr bool kF16Operands = Kv == problem::KvFormat::fp8 && P == problem::PFormat::fp8;
   constexpr sm90::WgOperand kOperand = kF16Operands ? sm90::WgOperand::f16 : sm90::WgOperand::bf16;
   using Fp8RowsOf = Fp8Rows<kOperand>;
+  using DecodedRows = std::conditional_t<kMxfp4, Mxfp4Rows<kF16P>, Fp8RowsOf>;
   constexpr int kRingParts = kMxfp4 ? kMxfp4RingParts : kFp8RingParts;
   constexpr SharedPlan plan = kPlan<Kv, Fused>;
   extern __shared__ uint4 shared_words[];
@@ -1510,7 +1523,8 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       for (int t = (wg - first % 2 + 2) % 2; t < keys.tiles; t += 2) {
         const int n = keys.keys_in(t);
         // This warp's part: its codes into registers, the part released once they are; the decode
-        // and Q·Kᵀ, which write this warpgroup's value tile (its own P·V of tile t - 2 is done).
+        // and Q·Kᵀ, which write this warpgroup's value tile (its own P·V of tile t - 2 done first:
+        // waited below, or at qk_decoded's start where DecodedRows::kPvWaitedInQk).
         const int part = (first + t) * kFp8Parts + wg_warp;
         const int slot = ring_slot<kRingParts>(part);
         mma::bulk_barrier_wait(&full[slot], ring_phase<kRingParts>(part));
@@ -1526,6 +1540,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
           qk_decoded<Fp8RowsOf>(s, smem + plan.stage + slot * kFp8PartBytes, 0, &empty[slot], sq, own_v, n, wg_warp,
                                 lane, drain);
         }
+        if constexpr (DecodedRows::kPvWaitedInQk) settle_outputs();  // the previous P·V, waited in qk_decoded
         if (t > 0) take_stats(t - 1);
         float alpha[4];
         softmax_step(s, n, alpha);
@@ -1544,6 +1559,12 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         } else {
           issue_pv<kOChunks, kOperand>(o, alpha, own_v, own_p, 0);
         }
+        if constexpr (!DecodedRows::kPvWaitedInQk) {
+          sm90::wgmma_wait<0>();
+          settle_outputs();
+        }
+      }
+      if constexpr (DecodedRows::kPvWaitedInQk) {  // the token's last P·V
         sm90::wgmma_wait<0>();
         settle_outputs();
       }
