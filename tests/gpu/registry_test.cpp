@@ -168,6 +168,45 @@ TEST(GpuRegistry, UnsupportedIsAnExplicitAnswer) {
   EXPECT_TRUE(odd.supports(batch, cache_of(problem::KvFormat::fp8, 200)).has_value());
 }
 
+// The hopper family reads Q in its products' operand type only (gpu/hopper/instances.h reads_q):
+// a bf16 Q with bf16 P, MXFP4 codes with f16 P, fp8 codes with fp8 P (f16 operands); any other pair
+// is refused by supports() with the reason, never run on the wrong operands. e4m3fnuz caches and Q
+// are refused too: the fp8 instances convert e4m3fn only.
+static_assert(hopper::reads_q(problem::PFormat::fp8, problem::QFormat::fp8_harness) &&
+              hopper::reads_q(problem::PFormat::fp8, problem::QFormat::fp8_static) &&
+              hopper::reads_q(problem::PFormat::fp8, problem::QFormat::fp8_cast) &&
+              hopper::reads_q(problem::PFormat::fp8, problem::QFormat::fp8_dynamic) &&
+              !hopper::reads_q(problem::PFormat::fp8, problem::QFormat::bf16) &&
+              !hopper::reads_q(problem::PFormat::fp8, problem::QFormat::mxfp4_dynamic) &&
+              !hopper::reads_q(problem::PFormat::bf16, problem::QFormat::fp8_harness) &&
+              !hopper::reads_q(problem::PFormat::f16, problem::QFormat::bf16) &&
+              !hopper::reads_q(problem::PFormat::f32, problem::QFormat::bf16));
+TEST(GpuRegistry, HopperRefusesAQOutsideItsOperandType) {
+  const problem::Batch batch = problem::Batch::uniform(2, 100);
+  const problem::KvCache fp8 = cache_of(problem::KvFormat::fp8, batch.cache_rows());
+  for (const char* name : {"a8w8/split-k/hopper", "a8w8/persistent/hopper"}) {
+    SCOPED_TRACE(name);
+    const Strategy* base = find_strategy(name);
+    ASSERT_NE(base, nullptr);
+    EXPECT_EQ(base->supports(batch, fp8), std::nullopt);
+    Strategy bf16_q = *base;
+    bf16_q.recipe.q = problem::QFormat::bf16;
+    const auto why = bf16_q.supports(batch, fp8);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_NE(why->find("does not read Q bf16 with P fp8"), std::string::npos) << *why;
+    Strategy fnuz = *base;
+    fnuz.recipe.fp8 = quant::Fp8Format::e4m3fnuz;
+    problem::KvCache fnuz_cache = fp8;
+    fnuz_cache.fp8_format = quant::Fp8Format::e4m3fnuz;
+    const auto why_fnuz = fnuz.supports(batch, fnuz_cache);
+    ASSERT_TRUE(why_fnuz.has_value());
+    EXPECT_NE(why_fnuz->find("e4m3fn caches only"), std::string::npos) << *why_fnuz;
+  }
+  Strategy a16w8 = *find_strategy("a16w8/split-k/hopper");
+  a16w8.recipe.q = problem::QFormat::fp8_harness;
+  EXPECT_TRUE(a16w8.supports(batch, fp8).has_value());
+}
+
 // The families behind the rows: one table, in FamilyId order, each row's name ending in its
 // family's; an id outside the enum is refused, never mapped to a family.
 TEST(GpuRegistry, EveryRowNamesAFamilyOfTheTable) {
