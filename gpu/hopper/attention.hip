@@ -721,7 +721,7 @@ __device__ __forceinline__ void issue_qk(Acc& s, const unsigned char* kv, const 
     for (int k = box * kStepsPerBox; k < (box + 1) * kStepsPerBox; ++k) {
       const int k0 = k * sm90::kWgK16;
       sm90::wgmma_m64n16k16<false>(s, sm90::descriptor_advance(k_desc, KvTile::k_major_start(k0)),
-                                        sm90::descriptor_advance(q_desc, QTile::k_major_start(k0)), k > 0);
+                                   sm90::descriptor_advance(q_desc, QTile::k_major_start(k0)), k > 0);
     }
   }
   sm90::wgmma_commit();
@@ -1291,8 +1291,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   // f16 operands, each pair converted in one instruction (decode_box_f16, stage_q_fp8_codes).
   constexpr bool kF16Operands = Kv == problem::KvFormat::fp8 && P == problem::PFormat::fp8;
   constexpr sm90::WgOperand kOperand = kF16Operands ? sm90::WgOperand::f16 : sm90::WgOperand::bf16;
-  using Fp8RowsOf = Fp8Rows<kOperand>;
-  using DecodedRows = std::conditional_t<kMxfp4, Mxfp4Rows<kF16P>, Fp8RowsOf>;
+  using DecodedRows = std::conditional_t<kMxfp4, Mxfp4Rows<kF16P>, Fp8Rows<kOperand>>;
   constexpr int kRingParts = kMxfp4 ? kMxfp4RingParts : kFp8RingParts;
   constexpr SharedPlan plan = kPlan<Kv, Fused>;
   extern __shared__ uint4 shared_words[];
@@ -1534,11 +1533,11 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
                                ? -1
                                : mx_scale_skew(w.row0 + keys.first + static_cast<int64_t>(t) * kTileKeys +
                                                wg_warp * kFp8PartRows);
-          qk_decoded<Mxfp4Rows<kF16P>>(s, smem + plan.stage + slot * kMxPartBytes, skew, &empty[slot], sq, own_v, n,
-                                       wg_warp, lane, drain);
+          qk_decoded<DecodedRows>(s, smem + plan.stage + slot * kMxPartBytes, skew, &empty[slot], sq, own_v, n,
+                                  wg_warp, lane, drain);
         } else {
-          qk_decoded<Fp8RowsOf>(s, smem + plan.stage + slot * kFp8PartBytes, 0, &empty[slot], sq, own_v, n, wg_warp,
-                                lane, drain);
+          qk_decoded<DecodedRows>(s, smem + plan.stage + slot * kFp8PartBytes, 0, &empty[slot], sq, own_v, n, wg_warp,
+                                  lane, drain);
         }
         if constexpr (DecodedRows::kPvWaitedInQk) settle_outputs();  // the previous P·V, waited in qk_decoded
         if (t > 0) take_stats(t - 1);
