@@ -647,14 +647,30 @@ __device__ void zero_rows_past(unsigned char* kv, int n, int wg_tid) {
   }
 }
 
-template <int Chunks, sm90::WgOperand Operand = sm90::WgOperand::bf16>
-__device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* kv,
-                                         const unsigned char* p, int first_chunk) {
-  constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
+// Oᵀ ·= α (this thread's four heads); SkipOnes: skipped where every α of the warp is 1 (x · 1 = x:
+// the same bits), as it is after a token's first tiles, when the running maxima rarely move. The
+// decoded kernels skip (with the uniform descriptors below, a16w8 551 -> 524 µs at 256 x 8192, a8w8
+// 441 -> 417, a16w4 668 -> 631; device run 3 of 2026-12-03's fourth session); the bf16 kernel does
+// not (both changes together made it 1.7 % slower at 256 x 8192 in the same run, where it is bound
+// by the bytes; 2 % faster at 4 x 1024).
+template <bool SkipOnes, int Chunks>
+__device__ __forceinline__ void rescale_outputs(Acc (&o)[Chunks], const float (&alpha)[4]) {
+  if constexpr (SkipOnes) {
+    const bool ones = alpha[0] == 1.0f && alpha[1] == 1.0f && alpha[2] == 1.0f && alpha[3] == 1.0f;
+    if (__all_sync(0xFFFFFFFFu, ones)) return;
+  }
 #pragma unroll
   for (int v = 0; v < Chunks; ++v)
 #pragma unroll
     for (int l = 0; l < Acc::ne; ++l) o[v].x[l] *= alpha[head_slot(l)];
+}
+
+// SkipOnes: rescale_outputs'.
+template <int Chunks, sm90::WgOperand Operand = sm90::WgOperand::bf16, bool SkipOnes = false>
+__device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* kv,
+                                         const unsigned char* p, int first_chunk) {
+  constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
+  rescale_outputs<SkipOnes>(o, alpha);
   const uint64_t v_desc = sm90::smem_descriptor_sw128(kv, KvTile::kLeading, KvTile::kStride);
   const uint64_t p_desc = sm90::smem_descriptor(p, kPLayout.leading_bytes(), kPLayout.stride_bytes());
 #pragma unroll
@@ -1351,7 +1367,13 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   }
   if constexpr (kFp8) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegisters));
 
-  const int wg = tid / sm90::kWarpgroupThreads;
+  // The warpgroup. The decoded kernels broadcast it from lane 0, so that the compiler knows it
+  // uniform across the warp: their value tile's and P's shared addresses depend on it, and computed
+  // from tid / 128 each P·V product's two descriptors were built in vector registers and moved to
+  // uniform ones (R2UR), about 8 instructions a product, 18 % of the a8w8 kernel's stall samples
+  // (device run 2 of 2026-12-03's fourth session). The bf16 kernel keeps tid / 128
+  // (rescale_outputs' comment).
+  const int wg = kFp8 ? __shfl_sync(0xFFFFFFFFu, tid / sm90::kWarpgroupThreads, 0) : tid / sm90::kWarpgroupThreads;
   const int other = 1 - wg;
   const int wg_tid = tid % sm90::kWarpgroupThreads;
   const int wg_warp = wg_tid / kWarpSize;
@@ -1427,7 +1449,9 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       for (int l = 0; l < Acc::ne; ++l) o[v].x[l] = 0.0f;
 
     // Tile t of the token is ring iteration iter + t; warpgroup (iter + t) % 2 owns it.
-    const int first = iter;
+    // The decoded kernels broadcast the tile counters as wg (so their loops' values are uniform too).
+    const int first = kFp8 ? __shfl_sync(0xFFFFFFFFu, iter, 0) : iter;
+    const int tiles = kFp8 ? __shfl_sync(0xFFFFFFFFu, keys.tiles, 0) : keys.tiles;
     auto stage_of = [&](int t) { return (first + t) % kStages; };
     auto parity_of = [&](int t) { return static_cast<uint32_t>(((first + t) / kStages) & 1); };
     auto tile_at = [&](int t) { return smem + plan.stage + stage_of(t) * KvTile::kBytes; };
@@ -1514,12 +1538,9 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
           l_run[c] = l_run[c] * alpha[c] + other_pub[kNumHeads + my_head[c]];
           m_run[c] = other_pub[2 * kNumHeads + my_head[c]];
         }
-#pragma unroll
-        for (int v = 0; v < kOChunks; ++v)
-#pragma unroll
-          for (int l = 0; l < Acc::ne; ++l) o[v].x[l] *= alpha[head_slot(l)];
+        rescale_outputs<true>(o, alpha);
       };
-      for (int t = (wg - first % 2 + 2) % 2; t < keys.tiles; t += 2) {
+      for (int t = (wg - first % 2 + 2) % 2; t < tiles; t += 2) {
         const int n = keys.keys_in(t);
         // This warp's part: its codes into registers, the part released once they are; the decode
         // and Q·Kᵀ, which write this warpgroup's value tile (its own P·V of tile t - 2 done first:
@@ -1551,12 +1572,12 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
           // hopper-mxfp4: 4841 of 524288 elements beyond the kernel bound at 64 x 1024, every case
           // of 4 tiles or fewer passing); in two groups the same cases passed. Not understood.
           constexpr float kOnes[4] = {1.0f, 1.0f, 1.0f, 1.0f};
-          issue_pv(o, alpha, own_v, own_p, 0);
+          issue_pv<kOChunks, kOperand, true>(o, alpha, own_v, own_p, 0);
           sm90::wgmma_wait<0>();
           settle_outputs();
-          issue_pv(o, kOnes, own_v, own_p_lo, 0);
+          issue_pv<kOChunks, kOperand, true>(o, kOnes, own_v, own_p_lo, 0);
         } else {
-          issue_pv<kOChunks, kOperand>(o, alpha, own_v, own_p, 0);
+          issue_pv<kOChunks, kOperand, true>(o, alpha, own_v, own_p, 0);
         }
         if constexpr (!DecodedRows::kPvWaitedInQk) {
           sm90::wgmma_wait<0>();
@@ -1567,7 +1588,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         sm90::wgmma_wait<0>();
         settle_outputs();
       }
-      if (keys.tiles > 0 && (first + keys.tiles - 1) % 2 != wg) take_stats(keys.tiles - 1);
+      if (tiles > 0 && (first + tiles - 1) % 2 != wg) take_stats(tiles - 1);
     } else {
       // The other warpgroup's tile t: wait for its softmax step, take its statistics (the same
       // float operations as the owner's), rescale Oᵀ and issue P·V over this warpgroup's dims.
@@ -1587,7 +1608,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         }
         issue_pv(o, alpha, tile_at(t), other_p, wg * kVChunks);
       };
-      for (int t = (wg - first % 2 + 2) % 2; t < keys.tiles; t += 2) {
+      for (int t = (wg - first % 2 + 2) % 2; t < tiles; t += 2) {
         const int stage = stage_of(t);
         unsigned char* kv = tile_at(t);
         const int n = keys.keys_in(t);
@@ -1611,14 +1632,14 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         settle_outputs();
         release(t);
       }
-      if (keys.tiles > 0 && (first + keys.tiles - 1) % 2 != wg) {
-        take_remote(keys.tiles - 1);
+      if (tiles > 0 && (first + tiles - 1) % 2 != wg) {
+        take_remote(tiles - 1);
         sm90::wgmma_wait<0>();
         settle_outputs();
-        release(keys.tiles - 1);
+        release(tiles - 1);
       }
     }
-    iter = first + keys.tiles;
+    iter = first + tiles;
 
     // The split's output: o = fl32(acc / l), lse = fl32(m + ln l); a query with no visible key in
     // the split writes o = 0, lse = -inf.
