@@ -202,7 +202,9 @@ TEST(GpuRegistry, HopperRefusesAQOutsideItsOperandType) {
     ASSERT_TRUE(why_fnuz.has_value());
     EXPECT_NE(why_fnuz->find("e4m3fn caches only"), std::string::npos) << *why_fnuz;
   }
-  Strategy a16w8 = *find_strategy("a16w8/split-k/hopper");
+  const Strategy* a16w8_base = find_strategy("a16w8/split-k/hopper");
+  ASSERT_NE(a16w8_base, nullptr);
+  Strategy a16w8 = *a16w8_base;
   a16w8.recipe.q = problem::QFormat::fp8_harness;
   EXPECT_TRUE(a16w8.supports(batch, fp8).has_value());
 }
