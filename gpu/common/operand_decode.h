@@ -89,69 +89,34 @@ MLACHECK_HD inline uint32_t e4m3fn_pair_to_bf16_pair(uint32_t codes) {
          ((codes & 0x8000u) << 16);
 }
 
-// --- e4m3fn, four codes without a NaN --------------------------------------------------------------
-// For kernels that decode whole tiles (the Hopper family's a16w8: every code of every tile, about
-// two instructions per code at most for its time budget): the NaN test is taken out of the per-code
-// path and made once per batch of words by the caller, which ORs e4m3fn_nan_probe of each word and
-// tests the OR against kE4m3fnNanLanes; a batch with a NaN code takes e4m3fn_pair_to_bf16_pair.
-//
-// Bit 7 of each byte of the probe is set iff that byte's code is a NaN (magnitude 0x7F): the
-// magnitudes are below 0x80, so adding 1 carries into bit 7 for 0x7F only and never into the next
-// byte.
-inline constexpr uint32_t kE4m3fnNanLanes = 0x80808080u;
-MLACHECK_HD constexpr uint32_t e4m3fn_nan_probe(uint32_t codes) noexcept {
-  return (codes & 0x7F7F7F7Fu) + 0x01010101u;
-}
-
-// Four e4m3fn codes (low byte first), none a NaN, as two bf16 pairs: `lo` holds codes 0 and 1, `hi`
-// codes 2 and 3 (low half first), the bits of bf16(quant::fp8_to_f32(code)). NVIDIA sm_90: per pair
-// one byte permute that puts each code in the low byte of its half and its sign bit replicated over
-// the high byte, a shift by 4 and a mask that leave the 7 magnitude bits at bf16's bits 4..10 and
-// the sign at bit 15 — bf16 bits that read 2^(e-127)·(1 + m/8) (or m/8·2^-126 for e = 0) — and one
-// bf16x2 multiply by 2^120 that makes them the e4m3fn value 2^(e-7)·(1 + m/8) (or m·2^-9), exactly:
-// one significant bit more than 0, a power-of-two factor, and bf16 arithmetic keeps subnormal
-// inputs (PTX mul.bf16x2 has no flush-to-zero form); ±0 stays ±0. A NaN code would come out as
-// ±480: callers test e4m3fn_nan_probe first. Elsewhere: e4m3fn_pair_to_bf16_pair.
-// tests/gpu/mma_test.cpp checks the device build over every pair of codes in both halves.
-MLACHECK_HD inline void e4m3fn_quad_to_bf16_pairs_finite(uint32_t codes, uint32_t& lo, uint32_t& hi) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // prmt selector nibbles: byte index, + 8 to replicate that byte's sign bit over the target byte.
-  uint32_t x_lo, x_hi;
-  asm("prmt.b32 %0, %1, 0, 0x9180;\n" : "=r"(x_lo) : "r"(codes));  // c0, sign(c0), c1, sign(c1)
-  asm("prmt.b32 %0, %1, 0, 0xB3A2;\n" : "=r"(x_hi) : "r"(codes));  // c2, sign(c2), c3, sign(c3)
-  constexpr uint32_t kFields = 0x87F087F0u;  // sign (bit 15) and magnitude (bits 4..10) per half
-  constexpr uint32_t kTwoPow120 = 0x7B807B80u;  // bf16 2^120 in both halves
-  const uint32_t z_lo = (x_lo << 4) & kFields, z_hi = (x_hi << 4) & kFields;
-  asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(lo) : "r"(z_lo), "r"(kTwoPow120));
-  asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(hi) : "r"(z_hi), "r"(kTwoPow120));
+// --- e4m3fn, four codes --------------------------------------------------------------------------
+// Four e4m3fn codes (low byte first) as two bf16 pairs, `lo` codes 0 and 1, `hi` codes 2 and 3 (low
+// half first): the values of e4m3fn_pair_to_bf16_pair, a NaN code as a NaN (its bits may differ).
+// NVIDIA sm_89+: per pair one cvt.rn.f16x2.e4m3x2 (exact: every e4m3fn value is an f16 value; NaN
+// stays NaN), the two halves widened to float32 and packed as bf16 (exact again: every f16 value of
+// an e4m3fn code is a bf16 value): four instructions a pair with NaN handled on the way. (The
+// decode it replaced in the Hopper a16w8 kernel — a byte permute, a shift, a mask and a bf16x2
+// multiply by 2^120 a pair, ±480 for a NaN code — took four as well, plus a NaN probe of about 2.3
+// a word and a fix-up path: a16w8 524 -> 404 µs at 256 x 8192 with this and the value tile's
+// stmatrix stores, docs/PERF.md, device runs 1-2 of 2026-12-03's fifth session.)
+// tests/gpu/mma_test.cpp checks every pair of codes. Elsewhere: e4m3fn_pair_to_bf16_pair.
+MLACHECK_HD inline void e4m3fn_quad_to_bf16_pairs(uint32_t codes, uint32_t& lo, uint32_t& hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  const auto widen = [](uint32_t two) {
+    uint32_t halves, pair;
+    float a, b;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(halves) : "h"(static_cast<uint16_t>(two)));
+    asm("{\n .reg .f16 l, h;\n mov.b32 {l, h}, %2;\n cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;\n}\n"
+        : "=f"(a), "=f"(b) : "r"(halves));
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(pair) : "f"(b), "f"(a));  // the first operand lands high
+    return pair;
+  };
+  lo = widen(codes & 0xFFFFu);
+  hi = widen(codes >> 16);
 #else
   lo = e4m3fn_pair_to_bf16_pair(codes & 0xFFFFu);
   hi = e4m3fn_pair_to_bf16_pair(codes >> 16);
 #endif
-}
-
-// After e4m3fn_quad_to_bf16_pairs_finite of four codes of which some are NaNs (which it gives as
-// ±480, bf16 0x43F0 | sign): each NaN code's half ORed with 0x7FF0, which makes it 0x7FF0 | sign,
-// e4m3fn_to_bf16_bits' NaN, and leaves the other halves as they are. So the fast decode and this
-// equal e4m3fn_pair_to_bf16_pair on all four codes (tests/gpu/mma_test.cpp checks every pair).
-// NVIDIA sm_90: one byte permute a half-word mask from the probe's bit 7 of each byte (the
-// selector's bit 3 replicates a byte's top bit), one AND-OR.
-MLACHECK_HD inline void e4m3fn_quad_nan_fixup(uint32_t codes, uint32_t& lo, uint32_t& hi) {
-  constexpr uint32_t kNanHalves = 0x7FF07FF0u;
-  const uint32_t nan_bytes = e4m3fn_nan_probe(codes) & kE4m3fnNanLanes;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  uint32_t mask_lo, mask_hi;
-  asm("prmt.b32 %0, %1, 0, 0x9988;\n" : "=r"(mask_lo) : "r"(nan_bytes));  // codes 0, 1
-  asm("prmt.b32 %0, %1, 0, 0xBBAA;\n" : "=r"(mask_hi) : "r"(nan_bytes));  // codes 2, 3
-#else
-  auto halves = [&](int first) {
-    return ((nan_bytes >> (8 * first + 7)) & 1u ? 0xFFFFu : 0u) |
-           ((nan_bytes >> (8 * first + 15)) & 1u ? 0xFFFF0000u : 0u);
-  };
-  const uint32_t mask_lo = halves(0), mask_hi = halves(2);
-#endif
-  lo |= mask_lo & kNanHalves;
-  hi |= mask_hi & kNanHalves;
 }
 
 // The same two codes as an f16 pair. NVIDIA sm_89+: cvt.rn.f16x2.e4m3x2, one instruction for both

@@ -52,6 +52,13 @@
 // fragment takes 16 consecutive dims of a row per box in one load, so the K-major order of the
 // products' dims is permuted within each box; Q is staged in the same permutation, which leaves
 // every product the same and only the float32 summation order different (the bound's delta_acc).
+// The value tile holds its dims in that permuted order too (each A fragment stored whole by one
+// stmatrix), so Oᵀ's rows come out permuted within each 64-dim chunk; the epilogue stages the
+// output in shared memory in dim order and stores 16-byte rows. In these kernels the owner
+// publishes α and m' as soon as its tile's maxima are reduced, before the exps, and l is kept as
+// each thread's partial sum (of its own p, rescaled by every tile's α), summed over all threads at
+// the token's end: the other warpgroup's softmax step waits only for the maxima, and the row sums
+// leave the per-tile chain (another float32 order of l, delta_acc's class again).
 // Why not a converter warpgroup writing whole bf16 tiles (the issue's suggestion): a bf16 K-and-V
 // tile is 72 KB, and the two it would need beside the fp8 ring and Q do not fit in 227 KB; decoding
 // in the owner costs it about 600 instructions per tile, work its warps have time for (the tile's
@@ -159,6 +166,14 @@ constexpr int kFp8PartBytes = kFp8PartRows * kFp8RowBytes;    // 9216
 constexpr int kValueBoxes = kVDim / KvTile::kBoxDims;         // 8
 constexpr int kFp8ValueBytes = kValueBoxes * KvTile::kBoxBytes;  // 64 KB
 static_assert(kFp8Parts == sm90::kWarpgroupWarps, "one part per warp of the tile's owner");
+// The end of a token in the decoded kernels, in each warpgroup's value tile: the half of Oᵀ handed
+// to the other warpgroup (kExchangeBytes: 4 chunks of 8 floats a thread), then the warpgroup's
+// output staged [head][dim] with rows kStagedStride floats apart (256 dims + 4: a row 4 banks on
+// from the last, 16-byte aligned).
+constexpr int kExchangeBytes = (kVDim / 2 / sm90::kWgM) * Acc::ne * 4 * sm90::kWarpgroupThreads;
+constexpr int kStagedStride = kVDim / 2 + 4;
+static_assert(kExchangeBytes + kNumHeads * kStagedStride * 4 <= kFp8ValueBytes && kStagedStride % 4 == 0,
+              "the exchange and the staged output fit in a value tile");
 static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies move 16-byte multiples");
 
 // MXFP4 tiles (a16w4): parts of kFp8PartRows rows as well, each 288 code bytes (plain bulk copies),
@@ -207,6 +222,7 @@ __device__ __forceinline__ int mx_scale_skew(int64_t row) { return static_cast<i
 //   p      per warpgroup: P of its latest tile, [64 keys][16 heads] bf16 (Oᵀ's B operand, MN-major);
 //          MXFP4: then per warpgroup the low bf16 parts of an f16 P (a4w4; unused by a16w4)
 //   pub    per warpgroup: its latest tile's α, Σp and new running max of each head, [3][16] floats
+//          (the decoded kernels publish no Σp)
 //   red    per warpgroup: per-warp partial maxima and sums of each head, [kWarps][16] floats each
 //   stats  l and m of each head at the end of a split
 //   bars   the full barriers (bf16: per stage and box; fp8: per part), then the empty ones, then
@@ -707,16 +723,16 @@ __device__ __forceinline__ void f16_parts(float p, uint16_t& hi, uint16_t& lo) {
 __device__ __forceinline__ uint32_t round_pair_to_f16(uint32_t w) {
   return common::pair_of(common::round_to_f16(common::lo_bf16(w)), common::round_to_f16(common::hi_bf16(w)));
 }
-// A box's value pairs (decode's lo and hi) each rounded to f16, in place (a4w4, scales outside
-// 104..140: rare), in a loop that is not unrolled, for the code size (Mxfp4Rows::decode).
-__device__ __forceinline__ void round_value_pairs_to_f16(uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
+// A box's value fragments each rounded to f16, in place (a4w4, scales outside 104..140: rare), in
+// a loop that is not unrolled, for the code size (Mxfp4Rows::decode).
+__device__ __forceinline__ void round_fragments_to_f16(sm90::WgFragA64x16 (&f)[4]) {
   uint32_t pairs[16];  // local memory, in this path only
 #pragma unroll
-  for (int k = 0; k < 8; ++k) pairs[k] = lo[k / 4][k % 4], pairs[8 + k] = hi[k / 4][k % 4];
+  for (int k = 0; k < 16; ++k) pairs[k] = f[k / 4].x[k % 4];
 #pragma unroll 1
   for (int k = 0; k < 16; ++k) pairs[k] = round_pair_to_f16(pairs[k]);
 #pragma unroll
-  for (int k = 0; k < 8; ++k) lo[k / 4][k % 4] = pairs[k], hi[k / 4][k % 4] = pairs[8 + k];
+  for (int k = 0; k < 16; ++k) f[k / 4].x[k % 4] = pairs[k];
 }
 
 // Sᵀ = K Qᵀ of one tile over all 576 dims, each box of the tile once its copy has landed (issued
@@ -918,29 +934,17 @@ __device__ __forceinline__ void load_boxes(uint4 (&w)[KvTile::kBoxes][2], int fi
 }
 
 // The bf16 pairs of one box of this thread's codes: lo[r][j] holds dims 16 t + 4 j, + 1 of row
-// g + 8 r, hi[r][j] dims 16 t + 4 j + 2, + 3. Exact (gpu/common/operand_decode.h): the fast decode,
-// which gives a NaN code ±480 (bf16 0x43F0 | sign), then, where a code of the box is a NaN, that
-// half OR 0x7FF0: 0x7FF0 | sign, e4m3fn_to_bf16_bits' NaN. A fix-up of a few instructions a word
-// rather than the pair decode of the whole box: that inlined 16 pair decodes with their branches
-// into each of the tile's 9 boxes, and the fp8 tile loop took 9078 instructions (145 KB), more than
-// the instruction cache holds (device run 1 of 2026-12-02's sixth session: half of the stalls at
-// 4 x 1024 waiting for an instruction fetch).
+// g + 8 r, hi[r][j] dims 16 t + 4 j + 2, + 3. Exact, a NaN code a NaN (gpu/common/operand_decode.h
+// e4m3fn_quad_to_bf16_pairs: four instructions a pair through f16). The fast decode before it (a
+// byte permute, a shift, a mask and a bf16x2 multiply by 2^120 a pair, exact but for NaN codes,
+// which it gave as ±480) needed a NaN probe per word and a fix-up path: about 10.3 instructions a
+// word against 8, and 288 more in the tile loop's code.
 __device__ __forceinline__ void decode_box(const uint4 (&w)[2], uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
   const uint32_t words[2][4] = {{w[0].x, w[0].y, w[0].z, w[0].w}, {w[1].x, w[1].y, w[1].z, w[1].w}};
-  uint32_t probe = 0;
 #pragma unroll
   for (int r = 0; r < 2; ++r)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      probe |= common::e4m3fn_nan_probe(words[r][j]);
-      common::e4m3fn_quad_to_bf16_pairs_finite(words[r][j], lo[r][j], hi[r][j]);
-    }
-  if (__builtin_expect((probe & common::kE4m3fnNanLanes) != 0, 0)) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) common::e4m3fn_quad_nan_fixup(words[r][j], lo[r][j], hi[r][j]);
-  }
+    for (int j = 0; j < 4; ++j) common::e4m3fn_quad_to_bf16_pairs(words[r][j], lo[r][j], hi[r][j]);
 }
 
 // The f16 pairs of one box of this thread's codes (the all-fp8 recipes), in decode_box's order:
@@ -965,6 +969,7 @@ __device__ __forceinline__ void decode_box_f16(const uint4 (&w)[2], uint32_t (&l
 template <sm90::WgOperand Operand>
 struct Fp8Rows {
   static constexpr sm90::WgOperand kOperand = Operand;
+  static constexpr bool kMayRoundV = false;  // decode never asks for V rounded to f16
   // The owner's previous P·V is left running into qk_decoded, which waits for it before its first
   // value store (its tail overlaps the part's wait and the first loads): a8w8 451.8 -> 441.3 µs at
   // 256 x 8192, 130.3 -> 127.8 at 64 x 8192, a16w8 within 0.5 %; the MXFP4 kernels' registers came
@@ -1003,6 +1008,7 @@ struct Fp8Rows {
 template <bool F16V>
 struct Mxfp4Rows {
   static constexpr sm90::WgOperand kOperand = sm90::WgOperand::bf16;
+  static constexpr bool kMayRoundV = F16V;
   static constexpr bool kPvWaitedInQk = false;  // Fp8Rows::kPvWaitedInQk
   struct Codes {
     uint2 codes[KvTile::kBoxes][2];
@@ -1125,12 +1131,23 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
   if constexpr (Rows::kPvWaitedInQk) sm90::wgmma_wait<0>();
   const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
   const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
-  const int t = lane % 4;
   // Two accumulators, for the even (s itself) and the odd K steps of a box: consecutive products
   // are independent of each other. (Four, one per K step, spilled at 232 registers.)
   Acc odd;
   Acc* chain[2] = {&s, &odd};
   sm90::WgFragA64x16 frag[2][4];  // [register set][K step of the box]
+  // stmatrix_fragment's row of this lane in box 0 for each K step j: matrix lane / 8 of the
+  // fragment (rows + 8 for odd matrices, columns 8..15 for matrices 2 and 3) into chunk 2 j + its
+  // column half of the row.
+  uint32_t value_rows[4];
+  {
+    const int matrix = lane / 8;
+    const int row = warp * kFp8PartRows + (matrix % 2) * 8 + lane % 8;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      value_rows[j] = static_cast<uint32_t>(__cvta_generic_to_shared(vtile)) +
+                      static_cast<uint32_t>(KvTile::chunk_offset_bytes(row, 2 * j + matrix / 2));
+  }
 #pragma unroll
   for (int b = 0; b < KvTile::kBoxes; ++b) {
     sm90::WgFragA64x16(&f)[4] = frag[b % 2];
@@ -1148,20 +1165,33 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
       f[j].x[2] = hi[0][j];
       f[j].x[3] = hi[1][j];
     }
-    if (b < kValueBoxes) {
-      if (__builtin_expect(round_v, 0)) round_value_pairs_to_f16(lo, hi);
+    // The tile's last keys: rows past them as zeros, for P·V (a row of another request or a
+    // NaN-poisoned unused page times P = 0 would still be NaN) and for Q·Kᵀ alike (their scores are
+    // masked). n is the warpgroup's: a uniform branch, taken in a split's last tile only.
+    if (n < kTileKeys) {
+      const bool key0 = row0 < n, key1 = row0 + 8 < n;
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        // Rows past the tile's keys as zeros (a row of another request or a NaN-poisoned unused
-        // page times P = 0 would still be NaN). The selects cost nothing extra: the stored words
-        // must be moved into consecutive registers anyway (a register-A fragment holds other
-        // rows' words), and a zeroing pass after the stores instead took as many moves.
-        const int row = row0 + 8 * r;
-        const bool key = row < n;
-        const uint4 first = key ? uint4{lo[r][0], hi[r][0], lo[r][1], hi[r][1]} : uint4{0, 0, 0, 0};
-        const uint4 second = key ? uint4{lo[r][2], hi[r][2], lo[r][3], hi[r][3]} : uint4{0, 0, 0, 0};
-        *reinterpret_cast<uint4*>(vtile + KvTile::chunk_offset_bytes(row, 8 * b + 2 * t)) = first;
-        *reinterpret_cast<uint4*>(vtile + KvTile::chunk_offset_bytes(row, 8 * b + 2 * t + 1)) = second;
+      for (int j = 0; j < 4; ++j) {
+        f[j].x[0] = key0 ? f[j].x[0] : 0u;
+        f[j].x[2] = key0 ? f[j].x[2] : 0u;
+        f[j].x[1] = key1 ? f[j].x[1] : 0u;
+        f[j].x[3] = key1 ? f[j].x[3] : 0u;
+      }
+    }
+    if (b < kValueBoxes) {
+      // The value box: each fragment stored whole (stmatrix_fragment), so the box holds its dims in
+      // the fragments' column order (decoded_value_dim), which P·V carries into Oᵀ's rows and the
+      // epilogue undoes. (Stored as rows of 16 consecutive dims, each word had to be moved or
+      // selected into place: 128 selects a tile.)
+      // stmatrix is a warp's instruction: the branch is the warp's (round_v is this thread's).
+      if (Rows::kMayRoundV && __builtin_expect(__any_sync(0xFFFFFFFFu, round_v), 0)) {
+        sm90::WgFragA64x16 rounded[4] = {f[0], f[1], f[2], f[3]};
+        if (round_v) round_fragments_to_f16(rounded);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) sm90::stmatrix_fragment(value_rows[j] + b * KvTile::kBoxBytes, rounded[j]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) sm90::stmatrix_fragment(value_rows[j] + b * KvTile::kBoxBytes, f[j]);
       }
     }
 #pragma unroll
@@ -1203,13 +1233,17 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
   for (int l = 0; l < Acc::ne; ++l) s.x[l] += odd.x[l];
 }
 
-// The dim that qk_decoded's products read at position `slot` (even) of Q's K-major row: K step j of
-// box b, column κ (of 16) holds dim 64 b + 16 (κ % 8 / 2) + 4 j + 2 (κ / 8) + κ % 2, so each column
-// pair is a pair of adjacent dims.
+// The dim at position p (0..63) of a 64-dim box in qk_decoded's column order: K step j = p / 16,
+// column κ = p % 16 of its A fragment holds dim 16 (κ % 8 / 2) + 4 j + 2 (κ / 8) + κ % 2, so each
+// column pair is a pair of adjacent dims. Q is staged in it (decoded_dim) and the value tile is
+// stored in it (qk_decoded), so Oᵀ's row p of a value chunk is that chunk's dim decoded_box_dim(p).
+__device__ __forceinline__ int decoded_box_dim(int p) {
+  const int j = p / sm90::kWgK16, col = p % sm90::kWgK16;
+  return 16 * (col % 8 / 2) + 4 * j + 2 * (col / 8) + col % 2;
+}
+// The dim that qk_decoded's products read at position `slot` of Q's K-major row.
 __device__ __forceinline__ int decoded_dim(int slot) {
-  const int b = slot / KvTile::kBoxDims, in_box = slot % KvTile::kBoxDims;
-  const int j = in_box / sm90::kWgK16, col = in_box % sm90::kWgK16;
-  return b * KvTile::kBoxDims + 16 * (col % 8 / 2) + 4 * j + 2 * (col / 8);
+  return slot / KvTile::kBoxDims * KvTile::kBoxDims + decoded_box_dim(slot % KvTile::kBoxDims);
 }
 
 // Q of `token` into QTile layout for qk_decoded, in decoded_dim's order.
@@ -1484,6 +1518,17 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         alpha[c] = softmax_exp<kBase2>(m_run[c] - m_new[c]);  // 0 on the first tile
         sum[c] = 0.0f;
       }
+      if constexpr (kFp8) {
+        // The decoded kernels publish α and m' for the other warpgroup as soon as they are known,
+        // before the exps: its softmax step waits for nothing else (l is a per-thread partial).
+        if (wg_tid < 4)  // lanes 0..3 of the first warp hold all 16 heads between them
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            own_pub[my_head[c]] = alpha[c];
+            own_pub[2 * kNumHeads + my_head[c]] = m_new[c];
+          }
+        tile_published_arrive(wg);
+      }
 #pragma unroll
       for (int l = 0; l < Acc::ne; l += 2) {  // elements l, l + 1: one key, adjacent heads
         const float p0 = softmax_exp<kBase2>(s.x[l] - m_new[head_slot(l)]);  // masked: b^-inf = 0
@@ -1506,7 +1551,18 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
                                 quant::f32_to_bf16(common::round_to_bf16(p1)));
         }
       }
-      if constexpr (kFp8) fence_to_async();
+      if constexpr (kFp8) {
+        // This thread's own p only: l is reduced over all threads at the token's end. The
+        // warpgroup's barrier makes every warp's P (and value stores) visible to its P·V.
+        fence_to_async();
+        warpgroup_sync(wg);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          l_run[c] = l_run[c] * alpha[c] + sum[c];
+          m_run[c] = m_new[c];
+        }
+        return;
+      }
       reduce_heads<true>(sum, red_sum, wg);
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
@@ -1535,7 +1591,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
           alpha[c] = other_pub[my_head[c]];
-          l_run[c] = l_run[c] * alpha[c] + other_pub[kNumHeads + my_head[c]];
+          l_run[c] *= alpha[c];  // this thread's partial: the other's p are in its own partials
           m_run[c] = other_pub[2 * kNumHeads + my_head[c]];
         }
         rescale_outputs<true>(o, alpha);
@@ -1563,8 +1619,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         if constexpr (DecodedRows::kPvWaitedInQk) settle_outputs();  // the previous P·V, waited in qk_decoded
         if (t > 0) take_stats(t - 1);
         float alpha[4];
-        softmax_step(s, n, alpha);
-        tile_published_arrive(wg);  // the statistics, for the other warpgroup
+        softmax_step(s, n, alpha);  // publishes α and m' on the way
         if constexpr (kF16P) {
           // a4w4: Oᵀ·α + Vᵀ P_hiᵀ, waited, then + Vᵀ P_loᵀ. Both parts in one group (each chunk's
           // accumulator taken by 4 products of the high part, then, 28 products later, by 4 of the
@@ -1644,12 +1699,29 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
     // The split's output: o = fl32(acc / l), lse = fl32(m + ln l); a query with no visible key in
     // the split writes o = 0, lse = -inf.
     const bool empty_split = keys.tiles == 0;
-    if (tid < kWarpSize && lane / 4 == 0)  // warpgroup 0's: both hold the same statistics
+    // The statistics of warpgroup 0's first warp (every thread holds the same m; bf16: the same l).
+    auto write_stats = [&] {
+      if (tid < kWarpSize && lane / 4 == 0)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        stat_l[my_head[c]] = l_run[c];
-        stat_m[my_head[c]] = m_run[c];
-      }
+        for (int c = 0; c < 4; ++c) {
+          stat_l[my_head[c]] = l_run[c];
+          stat_m[my_head[c]] = m_run[c];
+        }
+    };
+    if constexpr (kFp8) {
+      // l of each head: this thread's partial summed over the lanes of its heads (lane bits 2..4),
+      // then by every thread over both warpgroups' warps in one order (red_sum is free: the decoded
+      // kernels' softmax steps keep no sums there), so that all hold the same l.
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+#pragma unroll
+        for (int mask = 4; mask <= 16; mask *= 2) l_run[c] += shfl_xor<kWarpSize>(l_run[c], mask);
+      if (lane < 4)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) red_sum[wg_warp * kNumHeads + my_head[c]] = l_run[c];
+    } else {
+      write_stats();
+    }
     // fp8: warpgroup w writes the value dims of chunks 4 w .. 4 w + 3; it hands its partial of the
     // other chunks to the other warpgroup through its value tile (free: its products are done),
     // float by float in the same fragment order, and adds the other's partial of its own chunks.
@@ -1673,6 +1745,17 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         for (int l = 0; l < Acc::ne; ++l)
           out_o[v].x[l] = (wg == 0 ? o[v].x[l] : o[kOChunks - kVChunks + v].x[l]) +
                           theirs[(v * Acc::ne + l) * sm90::kWarpgroupThreads + wg_tid];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        float l = 0.0f;
+#pragma unroll
+        for (int g = 0; g < kWarpgroups; ++g)
+#pragma unroll
+          for (int w = 0; w < kWarps; ++w)
+            l += reinterpret_cast<const float*>(smem + plan.red + g * kRedBytes)[(kWarps + w) * kNumHeads + my_head[c]];
+        l_run[c] = l;
+      }
+      write_stats();
     }
     // fl32(acc / l) of all of this thread's elements at once (gpu/common/exact_quotient.h: one
     // reciprocal per head, no division and no branch per element), unless one lies outside the
@@ -1715,7 +1798,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
     // bf16 partial), every element was a few branches and their reconvergence, and the 32 stores of
     // a thread took about 4000 cycles (device run 3 of 2026-12-03; SASS: BSSY / BRA / BSYNC around
     // each of them).
-    // Element (v, l) of this thread: head Acc::get_j(l), value dim (wg · kVChunks + v) · 64 + Acc::get_i(l).
+    // Element (v, l) of this thread (bf16): head Acc::get_j(l), value dim (wg · kVChunks + v) · 64 + Acc::get_i(l).
     auto store_all = [&](auto&& store) {
 #pragma unroll
       for (int v = 0; v < kVChunks; ++v)
@@ -1723,7 +1806,43 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         for (int l = 0; l < Acc::ne; ++l)
           store(Acc::get_j(l) * kVDim + (wg * kVChunks + v) * sm90::kWgM + Acc::get_i(l), out_o[v].x[l]);
     };
-    if (w.single_pass) {
+    if constexpr (kFp8) {
+      // The decoded kernels' Oᵀ rows are their value tile's dims in qk_decoded's order: a warp's
+      // 8 lanes of a head hold dims in pairs 16 apart, so stored from registers each warp store
+      // touched four times the 32-byte sectors (4 x 8192 a16w4 25.7 -> 28.4 µs, device run 1 of
+      // 2026-12-03's fifth session). So the warpgroup stages its half of the token's output in
+      // its value tile past the exchange above, [head][dim] in dim order, and stores 16-byte rows.
+      float* staged = reinterpret_cast<float*>(own_v + kExchangeBytes);
+#pragma unroll
+      for (int v = 0; v < kVChunks; ++v)
+#pragma unroll
+        for (int l = 0; l < Acc::ne; ++l)
+          staged[Acc::get_j(l) * kStagedStride + v * sm90::kWgM + decoded_box_dim(Acc::get_i(l))] = out_o[v].x[l];
+      warpgroup_sync(wg);
+      constexpr int kDims = kVChunks * sm90::kWgM;  // 256: this warpgroup's value dims
+      const int64_t dim0 = static_cast<int64_t>(wg) * kDims;
+      if (w.single_pass) {
+        uint16_t* dst = a.out + token * kNumHeads * kVDim + dim0;
+        for (int c = wg_tid; c < kNumHeads * kDims / 8; c += sm90::kWarpgroupThreads) {
+          const int h = c / (kDims / 8), d = 8 * (c % (kDims / 8));
+          const float4 x = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d);
+          const float4 y = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d + 4);
+          const auto bf = [](float lo, float hi) { return common::pack_bf16(quant::f32_to_bf16(lo), quant::f32_to_bf16(hi)); };
+          *reinterpret_cast<uint4*>(dst + h * kVDim + d) = uint4{bf(x.x, x.y), bf(x.z, x.w), bf(y.x, y.y), bf(y.z, y.w)};
+        }
+      } else {
+        float* dst = a.part_o + (part_base + i * w.splits + w.split) * kNumHeads * kVDim + dim0;
+        const bool bf16_partial = a.partial == problem::PartialFormat::bf16;
+        for (int c = wg_tid; c < kNumHeads * kDims / 4; c += sm90::kWarpgroupThreads) {
+          const int h = c / (kDims / 4), d = 4 * (c % (kDims / 4));
+          float4 x = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d);
+          if (bf16_partial)
+            x = float4{common::round_to_bf16(x.x), common::round_to_bf16(x.y), common::round_to_bf16(x.z),
+                       common::round_to_bf16(x.w)};
+          *reinterpret_cast<float4*>(dst + h * kVDim + d) = x;
+        }
+      }
+    } else if (w.single_pass) {
       uint16_t* dst = a.out + token * kNumHeads * kVDim;
       store_all([&](int at, float x) { dst[at] = quant::f32_to_bf16(x); });
     } else {

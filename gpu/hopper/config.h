@@ -32,8 +32,10 @@ inline constexpr int kFp8RingParts = 8;
 // MXFP4 KV (a16w4): the fp8 design, with parts of kFp8PartRows rows of 288 code bytes plus a slot
 // for their 18 scale bytes each (attention.hip). An MXFP4 tile is 19.6 KB, about half an fp8 tile,
 // so 8 parts (two tiles) would keep only 39 KB in flight per SM; 10 (2.5 tiles, 66.5 KB) are as
-// many as fit beside the two bf16 value tiles, Q and P (attention.hip's static_assert). Not measured
-// against 8 yet.
+// many as fit beside the two bf16 value tiles, Q and P (attention.hip's static_assert). 8 measured
+// the same (device run 1 of 2026-12-03's fifth session, 256 x 8192: a16w4 620.0 µs with 8 against
+// 621.1 with 10, a4w4 846.3 against 852.4; 4 x 1024 18.7 against 18.0): the MXFP4 kernels are not
+// waiting for bytes.
 inline constexpr int kMxfp4RingParts = 10;
 // The split rule's constants (gpu/fast/split_rule.h's model): a block's fixed cost in tiles, as the
 // mma family measured it (data/tunables/fast.def kBlockOverheadTiles; not re-measured here).

@@ -33,6 +33,10 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   // MXFP4 and fp8 Q: the token's codes (and scales) by 16-byte asynchronous copies from the
   // workspace (whose regions are aligned to WorkspaceLayout::kAlignment from its base).
   require(r.q == problem::QFormat::bf16 || aligned16(p.workspace), "the workspace must be 16-byte aligned");
+  // The fp8 and MXFP4 kernels store the output and the split partials (in the workspace) as 16-byte
+  // rows (attention.hip's epilogue).
+  require(r.kv == problem::KvFormat::bf16 || (aligned16(p.out) && aligned16(p.workspace)),
+          "the output and the workspace must be 16-byte aligned");
   require(s.schedule != Schedule::single_pass,
           "the kernel runs split-K or persistent (one split is a single pass)");
   const auto instance = find_instance(r);

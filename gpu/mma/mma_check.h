@@ -52,8 +52,8 @@ std::vector<float> device_mma_scaled_e2m1(const std::vector<uint8_t>& a,
 
 // common::e4m3fn_pair_to_bf16_pair(c) (or e4m3fn_pair_to_f16_pair(c), gpu/common/operand_decode.h:
 // the device build of its per-vendor paths) for every c in 0 .. 65535, index c. bf16_quad_lo /
-// bf16_quad_hi: the `lo` / `hi` pair of common::e4m3fn_quad_to_bf16_pairs_finite(c | c << 16)
-// followed by common::e4m3fn_quad_nan_fixup, as the Hopper kernel decodes a word.
+// bf16_quad_hi: the `lo` / `hi` pair of common::e4m3fn_quad_to_bf16_pairs(c | c << 16), as the
+// Hopper kernel decodes a word.
 enum class PairTo { bf16, f16, bf16_quad_lo, bf16_quad_hi };
 std::vector<uint32_t> device_e4m3fn_pairs(PairTo to);
 

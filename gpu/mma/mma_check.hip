@@ -202,8 +202,7 @@ __global__ void __launch_bounds__(kPairThreads) e4m3fn_pairs_kernel(uint32_t* ou
   } else {
     uint32_t lo = 0, hi = 0;
     const uint32_t quad = codes | (static_cast<uint32_t>(codes) << 16);
-    common::e4m3fn_quad_to_bf16_pairs_finite(quad, lo, hi);
-    common::e4m3fn_quad_nan_fixup(quad, lo, hi);  // as the Hopper kernel's decode_box, for every word
+    common::e4m3fn_quad_to_bf16_pairs(quad, lo, hi);  // as the Hopper kernel's decode_box
     out[i] = To == PairTo::bf16_quad_lo ? lo : hi;
   }
 }
