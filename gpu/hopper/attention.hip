@@ -64,9 +64,10 @@
 // in the owner costs it about 600 instructions per tile, work its warps have time for (the tile's
 // other warpgroup runs its own softmax meanwhile), and K never touches shared memory as bf16.
 // MXFP4 caches with bf16 Q and P (a16w4): the fp8 path with other rows. A part holds 16 rows of 288
-// code bytes (plain bulk copies) and their 18-byte E8M0 scale rows, which no plain bulk copy can
-// move (18-byte rows are 2-byte aligned): the copy engine takes them through a 1-D tensor map over
-// the whole scale array, boxes from 16-byte multiples with each part's skew (produce_mxfp4). The owner's threads load
+// code bytes (plain bulk copies) and their 18-byte E8M0 scale rows, 2-byte aligned: the copy engine
+// takes the 16-byte-aligned span around a part's scale rows, landing them at the part's skew
+// (produce_mxfp4: a contiguous part by one bulk copy, or a 1-D tensor map's boxes at the array's
+// end and for a paged part's rows). The owner's threads load
 // 8 code bytes (16 dims, all in one 32-dim block) and one scale byte per row and box, and decode
 // them by byte-permute table lookups and one bf16x2 multiply by 2^(s-127) per pair, exactly
 // (gpu/common/operand_decode.h mxfp4_octet_to_bf16_pairs, exact for every scale): the same dims per fragment column as the fp8 path, so Q is staged alike. No KV
@@ -178,12 +179,17 @@ static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies mo
 
 // MXFP4 tiles (a16w4): parts of kFp8PartRows rows as well, each 288 code bytes (plain bulk copies),
 // then a slot for the part's scale bytes. A scale row is 18 bytes, so rows lie 2 bytes apart of
-// 16-byte alignment and no plain bulk copy moves them: the 1-D tensor map over the whole scale array
-// (gpu/sm90/tensor_map.h byte_tensor_map_1d) copies them, in boxes that start at a 16-byte multiple
-// (a box starting elsewhere was an illegal instruction on the H200: device run 1 of hopper-mxfp4)
-// and land at 128-byte-aligned destinations. A contiguous part's scales start `skew` = 18 r0 % 16
-// bytes into the first of up to three boxes of 128 bytes (skew + 16 x 18 <= 302 bytes), back to back
-// in the slot; skew is what both the producer and the owner compute from the part's first row r0.
+// 16-byte alignment: a copy takes the span from the 16-byte multiple below a part's first scale
+// byte, `skew` = 18 r0 % 16 bytes before it, in whole 16-byte units (skew + 16 x 18 <= 302, so up
+// to 304 bytes), into the slot; skew is what both the producer and the owner compute from the
+// part's first row r0. A contiguous part's span is one plain bulk copy where it lies inside the
+// scale array; where it would read past the array's end, the 1-D tensor map over the whole array
+// (gpu/sm90/tensor_map.h byte_tensor_map_1d, which lands zeros there) copies it as up to three
+// boxes of 128 bytes, back to back (a box must start at a 16-byte multiple: elsewhere it was an
+// illegal instruction on the H200, device run 1 of hopper-mxfp4). The boxes everywhere, as first
+// built, kept the consumers waiting for their parts' bytes a fifth of the time (ncu: 19 % of the
+// a16w4 kernel's stall samples on that wait, against 1 % for fp8's one bulk copy a part): 623.5 ->
+// 526.2 µs at 256 x 8192 with the bulk copy (device runs 3-4 of 2026-12-03's fifth session).
 // A paged part's rows take one 32-byte box each (the row's 18 bytes start at its skew, <= 14),
 // 128 bytes apart, the skew byte stored by the producer after the box (kMxPagedSkewAt).
 // Why not each consumer loading its scales from global memory itself: a load per row and box, 18 a
@@ -840,9 +846,10 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
 }
 
 // The producer warp for an MXFP4 cache: produce_fp8's parts, each of the part's code rows (288
-// bytes) and their scale rows (18 bytes, by the 1-D tensor map `map` over the scale array, boxes
-// from 16-byte multiples: a contiguous part in as many boxes of 128 bytes as its skew and rows need,
-// a paged one a 32-byte box per row, its skew stored beside it) on the part's barrier. Bytes of a
+// bytes) and their scale rows (18 bytes, from a 16-byte multiple: a contiguous part by one bulk
+// copy, or at the array's end as many 128-byte boxes of the 1-D tensor map `map` as its skew and
+// rows need; a paged part a 32-byte box of the map per row, its skew stored beside it) on the
+// part's barrier. Bytes of a
 // box past the part's rows (or the array's end) are the next rows' scales (or zeros): they belong
 // to masked keys, like the stale codes of the rows past the keys (qk_decoded).
 template <bool Chunked>
@@ -881,15 +888,26 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
         if (!paged) {
           const int skew = mx_scale_skew(w.row0 + r0);
           const int boxes = rows > 0 ? (skew + rows * kMxRowScales + kMxScaleBoxBytes - 1) / kMxScaleBoxBytes : 0;
+          const int64_t start = (w.row0 + r0) * kMxRowScales - skew;  // a 16-byte multiple
+          // The part's scales from `start` in whole 16-byte units: one plain bulk copy where they
+          // lie inside the scale array, else (the array's last bytes) the tensor map's boxes,
+          // which land zeros past its end. The same bytes at the same place either way.
+          const int span = rows > 0 ? (skew + rows * kMxRowScales + 15) / 16 * 16 : 0;
+          const bool inside = start + span <= a.cache_rows * kMxRowScales;
           if (lane == 0) {
-            mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kMxRowBytes + boxes * kMxScaleBoxBytes));
+            mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kMxRowBytes +
+                                                                        (inside ? span : boxes * kMxScaleBoxBytes)));
             if (rows > 0)
               sm90::bulk_copy(dst, a.kv_mxfp4 + (w.row0 + r0) * kMxRowBytes, static_cast<uint32_t>(rows * kMxRowBytes),
                               &full[slot], policy);
-            const int64_t start = (w.row0 + r0) * kMxRowScales - skew;  // a 16-byte multiple
-            for (int box = 0; box < boxes; ++box)
-              sm90::tma_load_1d(scales + box * kMxScaleBoxBytes, map, static_cast<int32_t>(start + box * kMxScaleBoxBytes),
-                                &full[slot], policy);
+            if (inside) {
+              if (span > 0)
+                sm90::bulk_copy(scales, a.kv_mxfp4_scale + start, static_cast<uint32_t>(span), &full[slot], policy);
+            } else {
+              for (int box = 0; box < boxes; ++box)
+                sm90::tma_load_1d(scales + box * kMxScaleBoxBytes, map,
+                                  static_cast<int32_t>(start + box * kMxScaleBoxBytes), &full[slot], policy);
+            }
           }
         } else {
           // Key r0 + lane = t0 + 16 q + lane: lane 16 (q % 2) + lane's row of its first (q < 2) or
@@ -1127,7 +1145,8 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
   Rows::template load<kLoadBatch>(codes, 0, part, aux, lane);
   // Rows::kPvWaitedInQk: this warpgroup's P·V of its previous tile, issued and not waited by the
   // caller, reads the value tile the decode below rewrites: done before the first store. The caller
-  // pins Oᵀ after this returns.
+  // pins Oᵀ after this returns. (A group per value chunk, each box waiting for its chunk alone, made
+  // ptxas serialize the products (C7514: accumulators read inside a pipeline stage).)
   if constexpr (Rows::kPvWaitedInQk) sm90::wgmma_wait<0>();
   const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
   const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
