@@ -1199,7 +1199,7 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
     }
     if (b < kValueBoxes) {
       // The value box: each fragment stored whole (stmatrix_fragment), so the box holds its dims in
-      // the fragments' column order (decoded_value_dim), which P·V carries into Oᵀ's rows and the
+      // the fragments' column order (decoded_box_dim), which P·V carries into Oᵀ's rows and the
       // epilogue undoes. (Stored as rows of 16 consecutive dims, each word had to be moved or
       // selected into place: 128 selects a tile.)
       // stmatrix is a warp's instruction: the branch is the warp's (round_v is this thread's).
