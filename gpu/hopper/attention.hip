@@ -171,9 +171,9 @@ static_assert(kFp8Parts == sm90::kWarpgroupWarps, "one part per warp of the tile
 // to the other warpgroup (kExchangeBytes: 4 chunks of 8 floats a thread), then the warpgroup's
 // output staged [head][dim] with rows kStagedStride floats apart (256 dims + 4: a row 4 banks on
 // from the last, 16-byte aligned).
-constexpr int kExchangeBytes = (kVDim / 2 / sm90::kWgM) * Acc::ne * 4 * sm90::kWarpgroupThreads;
+constexpr int kExchangeBytes = (kVDim / 2 / sm90::kWgM) * Acc::ne * sm90::kWarpgroupThreads * sizeof(float);
 constexpr int kStagedStride = kVDim / 2 + 4;
-static_assert(kExchangeBytes + kNumHeads * kStagedStride * 4 <= kFp8ValueBytes && kStagedStride % 4 == 0,
+static_assert(kExchangeBytes + kNumHeads * kStagedStride * sizeof(float) <= kFp8ValueBytes && kStagedStride % 4 == 0,
               "the exchange and the staged output fit in a value tile");
 static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies move 16-byte multiples");
 
@@ -626,8 +626,9 @@ __device__ void produce(const AttentionArgs& a, const ItemSource<Chunked>& items
 // (its two rows), across the 8 lanes of a column (lane bits 2..4), across the warpgroup's 4 warps
 // by shared memory. Every thread gets the result for its heads. Contains a barrier of the
 // warpgroup: each warpgroup reduces alone, in its own `red`.
+// The first step alone: over the 8 lanes of a column (lane bits 2..4), within the warp.
 template <bool Sum>
-__device__ void reduce_heads(float (&v)[4], float* red, int warpgroup) {
+__device__ __forceinline__ void reduce_heads_in_warp(float (&v)[4]) {
 #pragma unroll
   for (int c = 0; c < 4; ++c)
 #pragma unroll
@@ -635,6 +636,10 @@ __device__ void reduce_heads(float (&v)[4], float* red, int warpgroup) {
       const float other = shfl_xor<kWarpSize>(v[c], mask);
       v[c] = Sum ? v[c] + other : max_of(v[c], other);
     }
+}
+template <bool Sum>
+__device__ void reduce_heads(float (&v)[4], float* red, int warpgroup) {
+  reduce_heads_in_warp<Sum>(v);
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const int warp = static_cast<int>(threadIdx.x) / kWarpSize % kWarps;
   if (lane < 4)
@@ -1440,8 +1445,11 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   const unsigned char* other_v = smem + plan.value + other * kFp8ValueBytes;
   float* own_pub = reinterpret_cast<float*>(smem + plan.pub + wg * kPubBytes);
   const float* other_pub = reinterpret_cast<const float*>(smem + plan.pub + other * kPubBytes);
-  float* red_max = reinterpret_cast<float*>(smem + plan.red + wg * kRedBytes);
-  float* red_sum = red_max + kWarps * kNumHeads;
+  // Warpgroup g's per-warp partial maxima, then its per-warp partial sums ([kWarps][16] each).
+  auto red_max_of = [&](int g) { return reinterpret_cast<float*>(smem + plan.red + g * kRedBytes); };
+  auto red_sum_of = [&](int g) { return red_max_of(g) + kWarps * kNumHeads; };
+  float* red_max = red_max_of(wg);
+  float* red_sum = red_sum_of(wg);
   float* stat_l = reinterpret_cast<float*>(smem + plan.stats);
   float* stat_m = stat_l + kNumHeads;
   static_assert(kWarpgroups == 2, "tiles alternate between two warpgroups");
@@ -1731,10 +1739,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       // l of each head: this thread's partial summed over the lanes of its heads (lane bits 2..4),
       // then by every thread over both warpgroups' warps in one order (red_sum is free: the decoded
       // kernels' softmax steps keep no sums there), so that all hold the same l.
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-#pragma unroll
-        for (int mask = 4; mask <= 16; mask *= 2) l_run[c] += shfl_xor<kWarpSize>(l_run[c], mask);
+      reduce_heads_in_warp<true>(l_run);
       if (lane < 4)
 #pragma unroll
         for (int c = 0; c < 4; ++c) red_sum[wg_warp * kNumHeads + my_head[c]] = l_run[c];
@@ -1771,7 +1776,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         for (int g = 0; g < kWarpgroups; ++g)
 #pragma unroll
           for (int w = 0; w < kWarps; ++w)
-            l += reinterpret_cast<const float*>(smem + plan.red + g * kRedBytes)[(kWarps + w) * kNumHeads + my_head[c]];
+            l += red_max_of(g)[(kWarps + w) * kNumHeads + my_head[c]];  // red_sum_of(g)[w][head]
         l_run[c] = l;
       }
       write_stats();
