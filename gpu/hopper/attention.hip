@@ -67,7 +67,7 @@
 // code bytes (plain bulk copies) and their 18-byte E8M0 scale rows, 2-byte aligned: the copy engine
 // takes the 16-byte-aligned span around a part's scale rows, landing them at the part's skew
 // (produce_mxfp4: a contiguous part by one bulk copy, or a 1-D tensor map's boxes at the array's
-// end and for a paged part's rows). The owner's threads load
+// end; a paged part the same per run of rows in consecutive cache rows). The owner's threads load
 // 8 code bytes (16 dims, all in one 32-dim block) and one scale byte per row and box, and decode
 // them by byte-permute table lookups and one bf16x2 multiply by 2^(s-127) per pair, exactly
 // (gpu/common/operand_decode.h mxfp4_octet_to_bf16_pairs, exact for every scale): the same dims per fragment column as the fp8 path, so Q is staged alike. No KV
@@ -190,8 +190,16 @@ static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies mo
 // built, kept the consumers waiting for their parts' bytes a fifth of the time (ncu: 19 % of the
 // a16w4 kernel's stall samples on that wait, against 1 % for fp8's one bulk copy a part): 623.5 ->
 // 526.2 µs at 256 x 8192 with the bulk copy (device runs 3-4 of 2026-12-03's fifth session).
-// A paged part's rows take one 32-byte box each (the row's 18 bytes start at its skew, <= 14),
-// 128 bytes apart, the skew byte stored by the producer after the box (kMxPagedSkewAt).
+// A paged part takes the same copies per run of its rows that lie in consecutive cache rows (one
+// page, or adjacent ones): the run's codes by one bulk copy, its scales as the 16-byte-aligned
+// span around them, at 32 bytes per row of the part from the run's first (a span of k rows, at most
+// 14 + 18 k bytes rounded up to 16, fits in 32 k; a span that would read past the scale array's
+// end, up to its last 16-byte multiple, and the bytes after it by the producer's plain loads); the
+// producer stores each row's offset in the slot as a 16-bit word at kMxRowOffsetsAt. (A copy of each row's codes and a
+// 32-byte box of its scales, as first built, kept the producer warp issuing 32 copies a part, one
+// lane after another: paged (64) ran at 2.3-2.8x the contiguous cache, and ncu had half of the
+// consumers' stall samples on their parts' full barriers; device runs 1-2 of 2026-12-03's sixth
+// session.)
 // Why not each consumer loading its scales from global memory itself: a load per row and box, 18 a
 // tile per thread, each a global latency that would have to be issued a tile ahead (registers beside
 // Oᵀ of 512 dims), where the copy engine's boxes land on the part's own barrier with its codes and
@@ -200,10 +208,9 @@ constexpr int kMxRowBytes = problem::kMxfp4RowBytes;                // 288
 constexpr int kMxRowScales = problem::kMxfp4RowScales;              // 18
 constexpr int kMxCodeBytes = kFp8PartRows * kMxRowBytes;            // 4608
 constexpr int kMxScaleBoxBytes = 128;                               // contiguous: up to 3 boxes
-constexpr int kMxPagedScaleBytes = 32;                              // paged: one box per row
-constexpr int kMxPagedScaleStride = 128;
-constexpr int kMxPagedSkewAt = kMxPagedScaleBytes;                  // the row's skew byte
-constexpr int kMxScaleSlotBytes = kFp8PartRows * kMxPagedScaleStride;  // 2048
+constexpr int kMxPagedRowSpan = 32;                                 // paged: a run's span room per row
+constexpr int kMxScaleSlotBytes = 2048;
+constexpr int kMxRowOffsetsAt = kMxScaleSlotBytes - 2 * kFp8PartRows;  // paged: u16 per row
 constexpr int kMxPartBytes = kMxCodeBytes + kMxScaleSlotBytes;         // 6656
 constexpr int kMxSkewMax = 14;                                      // 18 r % 16, an even number
 static_assert(kMxCodeBytes % 128 == 0 && kMxPartBytes % 128 == 0 && kMxRowBytes % 16 == 0,
@@ -212,8 +219,10 @@ static_assert(kMxScaleBoxBytes % 128 == 0 &&
                   3 * kMxScaleBoxBytes >= kMxSkewMax + kFp8PartRows * kMxRowScales &&
                   3 * kMxScaleBoxBytes <= kMxScaleSlotBytes,
               "a contiguous part's scales: three boxes back to back, each destination 128-byte aligned");
-static_assert(kMxPagedScaleBytes % 16 == 0 && kMxPagedScaleBytes >= kMxSkewMax + kMxRowScales &&
-              kMxPagedSkewAt < kMxPagedScaleStride && kMxPagedScaleStride % 128 == 0);
+static_assert(kMxPagedRowSpan % 16 == 0 && kMxPagedRowSpan >= kMxSkewMax + kMxRowScales &&
+                  kFp8PartRows * kMxPagedRowSpan <= kMxRowOffsetsAt && kMxScaleSlotBytes < 65536,
+              "a paged part's scale slot: the runs' spans (k rows: 14 + 18 k bytes, rounded up to 16, "
+              "within 32 k) apart from the row offsets, each a 16-bit word");
 
 // The skew of a contiguous MXFP4 part whose first row is `row`: where its scales start in its
 // first box (the box starting at the 16-byte multiple below).
@@ -853,10 +862,10 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
 // The producer warp for an MXFP4 cache: produce_fp8's parts, each of the part's code rows (288
 // bytes) and their scale rows (18 bytes, from a 16-byte multiple: a contiguous part by one bulk
 // copy, or at the array's end as many 128-byte boxes of the 1-D tensor map `map` as its skew and
-// rows need; a paged part a 32-byte box of the map per row, its skew stored beside it) on the
-// part's barrier. Bytes of a
-// box past the part's rows (or the array's end) are the next rows' scales (or zeros): they belong
-// to masked keys, like the stale codes of the rows past the keys (qk_decoded).
+// rows need; a paged part the same per run of its rows in consecutive cache rows, each row's offset
+// in the slot stored) on the part's barrier. Bytes of a span or box past the part's rows (or the
+// array's end) are the next rows' scales (or zeros): they belong to masked keys, like the stale
+// codes of the rows past the keys (qk_decoded).
 template <bool Chunked>
 __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>& items, const CUtensorMap* map,
                               unsigned char* ring, Barrier* full, Barrier* empty) {
@@ -877,11 +886,13 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
       // which copies every row and its scales apart, is not located.
       static_assert(kTileKeys == 2 * kWarpSize && kFp8Parts * kFp8PartRows == kTileKeys && 2 * kFp8PartRows == kWarpSize,
                     "two keys a lane a tile; parts 0, 1 from the first, 2, 3 from the second");
-      int64_t key_rows[2] = {0, 0};
+      // Cache rows as 32-bit (fewer than 2^31, launch.cpp): the producer has 56 registers.
+      int32_t key_rows[2] = {0, 0};
       if (paged)
 #pragma unroll
         for (int i = 0; i < 2; ++i)
-          if (lane + kWarpSize * i < n) key_rows[i] = common::kv_row(a, w.b, t0 + lane + kWarpSize * i);
+          if (lane + kWarpSize * i < n)
+            key_rows[i] = static_cast<int32_t>(common::kv_row(a, w.b, t0 + lane + kWarpSize * i));
       for (int q = 0; q < kFp8Parts; ++q, ++part) {
         const int slot = ring_slot<kMxfp4RingParts>(part);
         mma::bulk_barrier_wait(&empty[slot], ring_phase<kMxfp4RingParts>(part) ^ 1);
@@ -916,18 +927,50 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
           }
         } else {
           // Key r0 + lane = t0 + 16 q + lane: lane 16 (q % 2) + lane's row of its first (q < 2) or
-          // second key.
-          const int64_t row = __shfl_sync(0xFFFFFFFFu, q < 2 ? key_rows[0] : key_rows[1],
+          // second key. Lane r < rows holds row r of the part; a run starts where a row does not
+          // follow the one before it in the cache.
+          const int32_t row = __shfl_sync(0xFFFFFFFFu, q < 2 ? key_rows[0] : key_rows[1],
                                           (kFp8PartRows * (q % 2) + lane) % kWarpSize);
-          if (lane < rows) scales[lane * kMxPagedScaleStride + kMxPagedSkewAt] = static_cast<unsigned char>(mx_scale_skew(row));
-          __syncwarp();  // the skews stored before the barrier's arrival (release) by lane 0
-          if (lane == 0)
-            mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * (kMxRowBytes + kMxPagedScaleBytes)));
+          const int32_t before = __shfl_up_sync(0xFFFFFFFFu, row, 1);
+          const bool mine = lane < rows;
+          const uint32_t starts = __ballot_sync(0xFFFFFFFFu, mine && (lane == 0 || row != before + 1));
+          // This row's run: its first row `first` (the last start at or before it) and its end (the
+          // next start, or the part's rows).
+          const uint32_t upto = starts & (0xFFFFFFFFu >> (kWarpSize - 1 - lane));
+          const int first = mine ? kWarpSize - 1 - __clz(upto) : 0;
+          const uint32_t after = lane + 1 < kWarpSize ? starts >> (lane + 1) : 0u;
+          const int end = after != 0 ? lane + __ffs(after) : rows;
+          const int32_t first_row = __shfl_sync(0xFFFFFFFFu, row, first);
+          const int skew = mx_scale_skew(first_row);
+          const int64_t start = int64_t{first_row} * kMxRowScales - skew;  // a 16-byte multiple
+          const int span = (skew + (end - first) * kMxRowScales + 15) / 16 * 16;
+          // The span ends at the 16-byte multiple above the run's last scale byte, so it reads past
+          // the scale array's end only where the run ends at the cache's last row and the array's
+          // 18 N bytes are no multiple of 16 (N % 8 != 0). It is then copied up to the array's last
+          // 16-byte multiple, and the bytes after it by this lane's plain loads.
+          const bool tail = first_row + (end - first) == a.cache_rows && a.cache_rows % 8 != 0;
+          int copied = span;  // a 16-byte multiple, >= 0
+          const bool leads = mine && first == lane;
+          unsigned char* room = scales + kMxPagedRowSpan * first;  // the run's spans land here
+          if (leads && tail) {
+            const int64_t whole_end = a.cache_rows * kMxRowScales / 16 * 16;
+            copied = static_cast<int>(whole_end - start);
+            for (int i = 0; i < static_cast<int>(a.cache_rows * kMxRowScales - whole_end); ++i)
+              room[copied + i] = a.kv_mxfp4_scale[whole_end + i];
+          }
+          if (lane < kFp8PartRows)  // rows past the keys: 0, a byte of the slot (masked keys)
+            reinterpret_cast<uint16_t*>(scales + kMxRowOffsetsAt)[lane] =
+                static_cast<uint16_t>(mine ? kMxPagedRowSpan * first + skew + kMxRowScales * (lane - first) : 0);
+          const uint32_t bytes =
+              __reduce_add_sync(0xFFFFFFFFu, leads ? static_cast<uint32_t>((end - first) * kMxRowBytes + copied) : 0u);
+          __syncwarp();  // the offsets and tail bytes stored before the barrier's arrival (release) by lane 0
+          if (lane == 0) mma::bulk_barrier_expect(&full[slot], bytes);
           __syncwarp();  // the bytes announced before any copy can land
-          if (lane < rows) {
-            sm90::bulk_copy(dst + lane * kMxRowBytes, a.kv_mxfp4 + row * kMxRowBytes, kMxRowBytes, &full[slot], policy);
-            sm90::tma_load_1d(scales + lane * kMxPagedScaleStride, map,
-                              static_cast<int32_t>(row * kMxRowScales - mx_scale_skew(row)), &full[slot], policy);
+          if (leads) {
+            sm90::bulk_copy(dst + lane * kMxRowBytes, a.kv_mxfp4 + row * kMxRowBytes,
+                            static_cast<uint32_t>((end - first) * kMxRowBytes), &full[slot], policy);
+            if (copied > 0)
+              sm90::bulk_copy(room, a.kv_mxfp4_scale + start, static_cast<uint32_t>(copied), &full[slot], policy);
           }
         }
       }
@@ -1043,8 +1086,8 @@ struct Mxfp4Rows {
     const int g = lane / 4, t = lane % 4;
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(part));
     const uint32_t row = base + static_cast<uint32_t>(g * kMxRowBytes + t * 8);
-    // The scale slot: a contiguous part's rows 18 bytes apart from its skew on, a paged part's 128
-    // apart, each from its own skew.
+    // The scale slot: a contiguous part's rows 18 bytes apart from its skew on, a paged part's each
+    // at the offset the producer stored for it (produce_mxfp4).
     const uint32_t slot = base + kMxCodeBytes;
     uint32_t scale_at[2];
     if (skew >= 0) {
@@ -1053,10 +1096,12 @@ struct Mxfp4Rows {
     } else {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        const uint32_t at = slot + static_cast<uint32_t>((g + 8 * r) * kMxPagedScaleStride);
-        uint32_t row_skew;
-        asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(row_skew) : "r"(at + kMxPagedSkewAt) : "memory");
-        scale_at[r] = at + row_skew;
+        uint32_t offset;
+        asm volatile("ld.shared.u16 %0, [%1];\n"
+                     : "=r"(offset)
+                     : "r"(slot + static_cast<uint32_t>(kMxRowOffsetsAt + 2 * (g + 8 * r)))
+                     : "memory");
+        scale_at[r] = slot + offset;
       }
     }
 #pragma unroll
@@ -1976,11 +2021,11 @@ void launch(std::size_t instance, const AttentionArgs& args, int64_t blocks, boo
   if (kInstances[instance].kv == problem::KvFormat::bf16 && args.cache_rows > 0)
     for (int k = args.kv_indices == nullptr ? kRunMaps - 1 : 0; k < kRunMaps; ++k)
       maps.rows[k] = sm90::bf16_row_tensor_map(args.kv_bf16, args.cache_rows, kQkDim, 1 << k);
-  // MXFP4: the map of the block scales (produce_mxfp4): 128-byte boxes for a contiguous cache, 32-byte
-  // ones (a row) for a paged one.
+  // MXFP4: the map of the block scales (produce_mxfp4): 128-byte boxes at the end of a contiguous
+  // cache (a paged one copies without it).
   if (kInstances[instance].kv == problem::KvFormat::mxfp4 && args.cache_rows > 0)
     maps.scales = sm90::byte_tensor_map_1d(args.kv_mxfp4_scale, args.cache_rows * kMxRowScales,
-                                           args.kv_indices == nullptr ? kMxScaleBoxBytes : kMxPagedScaleBytes);
+                                           kMxScaleBoxBytes);
   dispatch(instance, args, maps, blocks, fused, static_cast<hipStream_t>(stream),
            std::make_index_sequence<kInstances.size()>());
   MLACHECK_GPU_CHECK(hipGetLastError());
