@@ -34,12 +34,23 @@ __device__ __forceinline__ uint32_t q_pair(const AttentionArgs& a, int64_t row, 
   }
 }
 
+// kv_row of a paged cache in two steps, for a producer that loads a tile's page table entries a
+// tile ahead of their use: the entry of key t of the request whose pages start at page_base
+// (page_indptr[b]), then the row of key t in that page. A key position is below 2^31 (kv_indptr is
+// int32), so the divisions are 32-bit ones.
+__device__ __forceinline__ int32_t page_of(const AttentionArgs& a, int64_t page_base, int64_t t) {
+  return a.kv_indices[page_base + static_cast<uint32_t>(t) / static_cast<uint32_t>(a.page_size)];
+}
+__device__ __forceinline__ int64_t row_in_page(const AttentionArgs& a, int64_t page, int64_t t) {
+  const int64_t within = static_cast<uint32_t>(t) % static_cast<uint32_t>(a.page_size);
+  if (MLACHECK_MUTANT(a, page_number_as_row)) return page + within;  // gpu/mutants.h
+  return page * a.page_size + within;
+}
+
 // Cache row of key t of request b (problem/batch.h's kv_row).
 __device__ __forceinline__ int64_t kv_row(const AttentionArgs& a, int64_t b, int64_t t) {
   if (a.kv_indices == nullptr) return a.kv_indptr[b] + t;
-  const int64_t page = a.kv_indices[a.page_indptr[b] + t / a.page_size];
-  if (MLACHECK_MUTANT(a, page_number_as_row)) return page + t % a.page_size;  // gpu/mutants.h
-  return page * a.page_size + t % a.page_size;
+  return row_in_page(a, page_of(a, a.page_indptr[b], t), t);
 }
 
 }  // namespace mlacheck::gpu::common

@@ -541,16 +541,20 @@ struct TokenCursor {
 
 // Run j of the key positions first .. first + count - 1 that lie in one page of a paged cache: run 0
 // from `first`, run j > 0 from the j-th page boundary after it, each up to the next boundary; an
-// empty run (from == to) past the last. The rows of a run are consecutive cache rows.
+// empty run (from == to) past the last. The rows of a run are consecutive cache rows. Key
+// positions are below 2^31 (kv_indptr is int32): the divisions are 32-bit ones.
 struct PageRun {
   int64_t from = 0, to = 0;
 };
 __device__ __forceinline__ PageRun page_run(int64_t page, int64_t first, int64_t count, int j) {
   const int64_t end = first + count;
+  const auto pages_before = [page](int64_t key) {
+    return int64_t{static_cast<uint32_t>(key) / static_cast<uint32_t>(page)};
+  };
   PageRun r;
-  r.from = j == 0 ? first : (first / page + j) * page;
+  r.from = j == 0 ? first : (pages_before(first) + j) * page;
   if (r.from >= end) return PageRun{end, end};
-  const int64_t boundary = (r.from / page + 1) * page;
+  const int64_t boundary = (pages_before(r.from) + 1) * page;
   r.to = boundary < end ? boundary : end;
   return r;
 }
@@ -806,27 +810,43 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
   for (TokenCursor<true, Chunked> c(a, items); c.more; c.advance(a)) {
     const WorkItem& w = c.w;
     const TokenKeys k = w.token(c.i);
+    // Paged: the tile's runs of keys in one page (at most kTileKeys, one a key for pages of 1),
+    // run lane + 32 i in lane's slot i. (Looked up per part after each wait, the lookups' latency
+    // came between every part's slot and its copy: paged (64) fp8 took 1.75x and 2.1x the
+    // contiguous cache at 32 x 4096 and 128 x 4096, bf16, which looks up ahead, 1.04x (device run
+    // 6 of 2026-12-02's sixth session); looked up once a tile, 1.46x and 1.47x (93.3 -> 81.5 and
+    // 305.2 -> 223.5 µs, run 8).) Now each run's page table entry is loaded a tile ahead (tile
+    // t + 1's while tile t is copied; the request's page_indptr once a token), and the row computed
+    // from it when the tile is copied.
+    constexpr int kRunSlots = kTileKeys / kWarpSize;
+    const int64_t page_base = paged ? a.page_indptr[w.b] : 0;
+    int32_t ahead[kRunSlots] = {};  // the page table entries of the next tile's runs (as loaded: widened at use)
+    const auto look_ahead = [&](int tile) {
+      const int64_t first = k.first + static_cast<int64_t>(tile) * kTileKeys;
+#pragma unroll
+      for (int i = 0; i < kRunSlots; ++i) {
+        const PageRun run = page_run(a.page_size, first, k.keys_in(tile), lane + kWarpSize * i);
+        if (run.from < run.to) ahead[i] = common::page_of(a, page_base, run.from);
+      }
+    };
+    if (paged && k.tiles > 0) look_ahead(0);
     for (int t = 0; t < k.tiles; ++t) {
       const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
       const int n = k.keys_in(t);
-      // Paged: the tile's runs of keys in one page (at most kTileKeys, one a key for pages of 1),
-      // run lane + 32 i in lane's slot i, each looked up in the page table once a tile and before
-      // the wait for the first part's slot. (Looked up per part after each wait, the lookups'
-      // latency came between every part's slot and its copy: paged (64) fp8 took 1.75x and 2.1x
-      // the contiguous cache at 32 x 4096 and 128 x 4096, bf16, which looks up ahead, 1.04x
-      // (device run 6 of 2026-12-02's sixth session); looked up once a tile, 1.46x and 1.47x
-      // (93.3 -> 81.5 and 305.2 -> 223.5 µs, run 8).)
       // The runs' bounds are kept relative to t0 as 32-bit (the producer has 56 registers).
-      constexpr int kRunSlots = kTileKeys / kWarpSize;
       int run_from[kRunSlots] = {}, run_to[kRunSlots] = {};
       int64_t run_rows[kRunSlots] = {};
       if (paged) {
+        int32_t pages[kRunSlots];
+#pragma unroll
+        for (int i = 0; i < kRunSlots; ++i) pages[i] = ahead[i];
+        if (t + 1 < k.tiles) look_ahead(t + 1);
 #pragma unroll
         for (int i = 0; i < kRunSlots; ++i) {
           const PageRun run = page_run(a.page_size, t0, n, lane + kWarpSize * i);
           run_from[i] = static_cast<int>(run.from - t0);
           run_to[i] = static_cast<int>(run.to - t0);
-          if (run.from < run.to) run_rows[i] = common::kv_row(a, w.b, run.from);
+          if (run.from < run.to) run_rows[i] = common::row_in_page(a, pages[i], run.from);
         }
       }
       for (int q = 0; q < kFp8Parts; ++q, ++part) {
@@ -876,23 +896,32 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
   for (TokenCursor<true, Chunked> c(a, items); c.more; c.advance(a)) {
     const WorkItem& w = c.w;
     const TokenKeys k = w.token(c.i);
+    // Paged: the cache rows of the tile's keys t0 + lane and t0 + 32 + lane, their page table
+    // entries loaded a tile ahead, as produce_fp8 does.
+    static_assert(kTileKeys == 2 * kWarpSize && kFp8Parts * kFp8PartRows == kTileKeys && 2 * kFp8PartRows == kWarpSize,
+                  "two keys a lane a tile; parts 0, 1 from the first, 2, 3 from the second");
+    const int64_t page_base = paged ? a.page_indptr[w.b] : 0;
+    int32_t ahead[2] = {0, 0};  // the next tile's entries, as loaded (widened at use)
+    const auto look_ahead = [&](int tile) {
+      const int64_t first = k.first + static_cast<int64_t>(tile) * kTileKeys;
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        if (lane + kWarpSize * i < k.keys_in(tile)) ahead[i] = common::page_of(a, page_base, first + lane + kWarpSize * i);
+    };
+    if (paged && k.tiles > 0) look_ahead(0);
     for (int t = 0; t < k.tiles; ++t) {
       const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
       const int n = k.keys_in(t);
-      // Paged: the cache rows of the tile's keys t0 + lane and t0 + 32 + lane, looked up once a
-      // tile before the wait for the first part's slot, as produce_fp8 does. Here it changed
-      // nothing measurable (paged (64) a16w4 32 x 4096: 117.5 -> 116.4 µs, 1.86x the contiguous
-      // cache, device run 8 of 2026-12-02's sixth session): what limits the paged MXFP4 producer,
-      // which copies every row and its scales apart, is not located.
-      static_assert(kTileKeys == 2 * kWarpSize && kFp8Parts * kFp8PartRows == kTileKeys && 2 * kFp8PartRows == kWarpSize,
-                    "two keys a lane a tile; parts 0, 1 from the first, 2, 3 from the second");
       // Cache rows as 32-bit (fewer than 2^31, launch.cpp): the producer has 56 registers.
       int32_t key_rows[2] = {0, 0};
-      if (paged)
+      if (paged) {
+        const int32_t pages[2] = {ahead[0], ahead[1]};
+        if (t + 1 < k.tiles) look_ahead(t + 1);
 #pragma unroll
         for (int i = 0; i < 2; ++i)
           if (lane + kWarpSize * i < n)
-            key_rows[i] = static_cast<int32_t>(common::kv_row(a, w.b, t0 + lane + kWarpSize * i));
+            key_rows[i] = static_cast<int32_t>(common::row_in_page(a, pages[i], t0 + lane + kWarpSize * i));
+      }
       for (int q = 0; q < kFp8Parts; ++q, ++part) {
         const int slot = ring_slot<kMxfp4RingParts>(part);
         mma::bulk_barrier_wait(&empty[slot], ring_phase<kMxfp4RingParts>(part) ^ 1);
