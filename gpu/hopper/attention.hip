@@ -810,43 +810,27 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
   for (TokenCursor<true, Chunked> c(a, items); c.more; c.advance(a)) {
     const WorkItem& w = c.w;
     const TokenKeys k = w.token(c.i);
-    // Paged: the tile's runs of keys in one page (at most kTileKeys, one a key for pages of 1),
-    // run lane + 32 i in lane's slot i. (Looked up per part after each wait, the lookups' latency
-    // came between every part's slot and its copy: paged (64) fp8 took 1.75x and 2.1x the
-    // contiguous cache at 32 x 4096 and 128 x 4096, bf16, which looks up ahead, 1.04x (device run
-    // 6 of 2026-12-02's sixth session); looked up once a tile, 1.46x and 1.47x (93.3 -> 81.5 and
-    // 305.2 -> 223.5 µs, run 8).) Now each run's page table entry is loaded a tile ahead (tile
-    // t + 1's while tile t is copied; the request's page_indptr once a token), and the row computed
-    // from it when the tile is copied.
-    constexpr int kRunSlots = kTileKeys / kWarpSize;
-    const int64_t page_base = paged ? a.page_indptr[w.b] : 0;
-    int32_t ahead[kRunSlots] = {};  // the page table entries of the next tile's runs (as loaded: widened at use)
-    const auto look_ahead = [&](int tile) {
-      const int64_t first = k.first + static_cast<int64_t>(tile) * kTileKeys;
-#pragma unroll
-      for (int i = 0; i < kRunSlots; ++i) {
-        const PageRun run = page_run(a.page_size, first, k.keys_in(tile), lane + kWarpSize * i);
-        if (run.from < run.to) ahead[i] = common::page_of(a, page_base, run.from);
-      }
-    };
-    if (paged && k.tiles > 0) look_ahead(0);
     for (int t = 0; t < k.tiles; ++t) {
       const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
       const int n = k.keys_in(t);
+      // Paged: the tile's runs of keys in one page (at most kTileKeys, one a key for pages of 1),
+      // run lane + 32 i in lane's slot i, each looked up in the page table once a tile and before
+      // the wait for the first part's slot. (Looked up per part after each wait, the lookups'
+      // latency came between every part's slot and its copy: paged (64) fp8 took 1.75x and 2.1x
+      // the contiguous cache at 32 x 4096 and 128 x 4096, bf16, which looks up ahead, 1.04x
+      // (device run 6 of 2026-12-02's sixth session); looked up once a tile, 1.46x and 1.47x
+      // (93.3 -> 81.5 and 305.2 -> 223.5 µs, run 8).)
       // The runs' bounds are kept relative to t0 as 32-bit (the producer has 56 registers).
+      constexpr int kRunSlots = kTileKeys / kWarpSize;
       int run_from[kRunSlots] = {}, run_to[kRunSlots] = {};
       int64_t run_rows[kRunSlots] = {};
       if (paged) {
-        int32_t pages[kRunSlots];
-#pragma unroll
-        for (int i = 0; i < kRunSlots; ++i) pages[i] = ahead[i];
-        if (t + 1 < k.tiles) look_ahead(t + 1);
 #pragma unroll
         for (int i = 0; i < kRunSlots; ++i) {
           const PageRun run = page_run(a.page_size, t0, n, lane + kWarpSize * i);
           run_from[i] = static_cast<int>(run.from - t0);
           run_to[i] = static_cast<int>(run.to - t0);
-          if (run.from < run.to) run_rows[i] = common::row_in_page(a, pages[i], run.from);
+          if (run.from < run.to) run_rows[i] = common::kv_row(a, w.b, run.from);
         }
       }
       for (int q = 0; q < kFp8Parts; ++q, ++part) {
@@ -897,7 +881,10 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
     const WorkItem& w = c.w;
     const TokenKeys k = w.token(c.i);
     // Paged: the cache rows of the tile's keys t0 + lane and t0 + 32 + lane, their page table
-    // entries loaded a tile ahead, as produce_fp8 does.
+    // entries loaded a tile ahead (tile t + 1's while tile t is copied; the request's page_indptr
+    // once a token) and the rows computed from them when the tile is copied. (In produce_fp8,
+    // which looks up a run per lane, the same made paged (64) fp8 slower: 52.7 -> 59.4 µs at 32 x
+    // 4096; device run 4 of 2026-12-03's sixth session.)
     static_assert(kTileKeys == 2 * kWarpSize && kFp8Parts * kFp8PartRows == kTileKeys && 2 * kFp8PartRows == kWarpSize,
                   "two keys a lane a tile; parts 0, 1 from the first, 2, 3 from the second");
     const int64_t page_base = paged ? a.page_indptr[w.b] : 0;
