@@ -819,7 +819,9 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
       // latency came between every part's slot and its copy: paged (64) fp8 took 1.75x and 2.1x
       // the contiguous cache at 32 x 4096 and 128 x 4096, bf16, which looks up ahead, 1.04x
       // (device run 6 of 2026-12-02's sixth session); looked up once a tile, 1.46x and 1.47x
-      // (93.3 -> 81.5 and 305.2 -> 223.5 µs, run 8).)
+      // (93.3 -> 81.5 and 305.2 -> 223.5 µs, run 8); with the lookups' divisions in 32 bits instead
+      // of 64, a16w8 1.16x and 1.28x (device run 5 of 2026-12-03's sixth session). Loading the next
+      // tile's page table entries a tile ahead, as produce_mxfp4 does, made it slower (run 4).)
       // The runs' bounds are kept relative to t0 as 32-bit (the producer has 56 registers).
       constexpr int kRunSlots = kTileKeys / kWarpSize;
       int run_from[kRunSlots] = {}, run_to[kRunSlots] = {};

@@ -35,7 +35,8 @@ inline constexpr int kFp8RingParts = 8;
 // many as fit beside the two bf16 value tiles, Q and P (attention.hip's static_assert). 8 measured
 // the same (device run 1 of 2026-12-03's fifth session, 256 x 8192: a16w4 620.0 µs with 8 against
 // 621.1 with 10, a4w4 846.3 against 852.4; 4 x 1024 18.7 against 18.0): the MXFP4 kernels are not
-// waiting for bytes.
+// waiting for bytes. 13 parts of a 640-byte scale slot (the paged spans' 512 bytes and the row
+// offsets) measured the same as 10 too (device run 3 of 2026-12-03's sixth session).
 inline constexpr int kMxfp4RingParts = 10;
 // The split rule's constants (gpu/fast/split_rule.h's model): a block's fixed cost in tiles, as the
 // mma family measured it (data/tunables/fast.def kBlockOverheadTiles; not re-measured here).
