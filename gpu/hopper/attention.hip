@@ -195,11 +195,12 @@ static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies mo
 // span around them, at 32 bytes per row of the part from the run's first (a span of k rows, at most
 // 14 + 18 k bytes rounded up to 16, fits in 32 k; a span that would read past the scale array's
 // end, up to its last 16-byte multiple, and the bytes after it by the producer's plain loads); the
-// producer stores each row's offset in the slot as a 16-bit word at kMxRowOffsetsAt. (A copy of each row's codes and a
-// 32-byte box of its scales, as first built, kept the producer warp issuing 32 copies a part, one
-// lane after another: paged (64) ran at 2.3-2.8x the contiguous cache, and ncu had half of the
-// consumers' stall samples on their parts' full barriers; device runs 1-2 of 2026-12-03's sixth
-// session.)
+// producer stores each row's offset in the slot as a 16-bit word at kMxRowOffsetsAt. (A copy of
+// each row's codes and a 32-byte box of its scales, as first built, kept the producer warp issuing
+// 32 copies a part, one lane after another: paged (64) ran at 2.3-2.8x the contiguous cache, and
+// ncu had half of the consumers' stall samples on their parts' full barriers; device runs 1-2 of
+// 2026-12-03's sixth session.) The slot keeps its 2048 bytes: 640, with a ring of 13 parts instead
+// of 10, measured the same (config.h).
 // Why not each consumer loading its scales from global memory itself: a load per row and box, 18 a
 // tile per thread, each a global latency that would have to be issued a tile ahead (registers beside
 // Oᵀ of 512 dims), where the copy engine's boxes land on the part's own barrier with its codes and
