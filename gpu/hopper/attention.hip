@@ -228,6 +228,8 @@ static_assert(kMxPagedRowSpan % 16 == 0 && kMxPagedRowSpan >= kMxSkewMax + kMxRo
 // The skew of a contiguous MXFP4 part whose first row is `row`: where its scales start in its
 // first box (the box starting at the 16-byte multiple below).
 __device__ __forceinline__ int mx_scale_skew(int64_t row) { return static_cast<int>((row * kMxRowScales) % 16); }
+// The bytes of the 16-byte-aligned span of `rows` scale rows that start `skew` bytes into it.
+__device__ __forceinline__ int mx_scale_span(int skew, int rows) { return (skew + rows * kMxRowScales + 15) / 16 * 16; }
 
 // Shared memory (bytes from a 1024-byte-aligned base: the swizzle's period), per KV format:
 //   stage  bf16: kStages tiles of kTileKeys cache rows in KvTile layout;
@@ -927,7 +929,7 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
           // The part's scales from `start` in whole 16-byte units: one plain bulk copy where they
           // lie inside the scale array, else (the array's last bytes) the tensor map's boxes,
           // which land zeros past its end. The same bytes at the same place either way.
-          const int span = rows > 0 ? (skew + rows * kMxRowScales + 15) / 16 * 16 : 0;
+          const int span = rows > 0 ? mx_scale_span(skew, rows) : 0;
           const bool inside = start + span <= a.cache_rows * kMxRowScales;
           if (lane == 0) {
             mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kMxRowBytes +
@@ -962,7 +964,7 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
           const int32_t first_row = __shfl_sync(0xFFFFFFFFu, row, first);
           const int skew = mx_scale_skew(first_row);
           const int64_t start = int64_t{first_row} * kMxRowScales - skew;  // a 16-byte multiple
-          const int span = (skew + (end - first) * kMxRowScales + 15) / 16 * 16;
+          const int span = mx_scale_span(skew, end - first);
           // The span ends at the 16-byte multiple above the run's last scale byte, so it reads past
           // the scale array's end only where the run ends at the cache's last row and the array's
           // 18 N bytes are no multiple of 16 (N % 8 != 0). It is then copied up to the array's last
