@@ -73,9 +73,11 @@
 // (gpu/common/operand_decode.h mxfp4_octet_to_bf16_pairs, exact for every scale): the same dims per fragment column as the fp8 path, so Q is staged alike. No KV
 // scale: the scores and the output are the fp8 path's without it.
 // MXFP4 Q and KV with f16 P, base 2 (a4w4): the a16w4 kernel with Q from the Q quantization's codes
-// and scales (stage_q_mxfp4, decoded to bf16 exactly), P rounded to f16 and multiplied as its exact
-// high and low bf16 parts (two P·V products a tile, in two groups), exp2 and a base-2 LSE, and V
-// rounded to f16 (the emulation's P·V operand type) where a box's scales leave 104..140.
+// and scales (stage_q_mxfp4, decoded to bf16 exactly), exp2 and a base-2 LSE, and P·V on f16
+// operands: P rounded to f16 and the value tile stored as V rounded to f16 (the emulation's P·V
+// operand type; exact for scales 104..140), each decoded bf16 pair converted by one cvt. (P as its
+// exact high and low bf16 parts against the bf16 value tile, two P·V products a tile, ran at
+// 850 µs at 256 x 8192 against 548; device run 1 of 2026-12-03's seventh session.)
 // Split-K with 2 to 8 splits, bf16 (Fused): the blocks of one request's splits form a thread-block
 // cluster; each writes its partial of a token to the workspace as for the merge kernel, and once all
 // are written (an mbarrier each block's thread 0 arrives on in every peer, after one release fence:
@@ -237,8 +239,8 @@ __device__ __forceinline__ int mx_scale_span(int skew, int rows) { return (skew 
 //          MXFP4: the ring of kMxfp4RingParts parts of kFp8PartRows code rows and their scale slot
 //   value  fp8, MXFP4: per warpgroup, the bf16 value tile of its latest tile (KvTile layout, boxes 0..7)
 //   q      Q of the current token in QTile layout (16 rows; fp8: dims permuted as the A fragments)
-//   p      per warpgroup: P of its latest tile, [64 keys][16 heads] bf16 (Oᵀ's B operand, MN-major);
-//          MXFP4: then per warpgroup the low bf16 parts of an f16 P (a4w4; unused by a16w4)
+//   p      per warpgroup: P of its latest tile, [64 keys][16 heads] bf16 (Oᵀ's B operand, MN-major;
+//          a4w4 f16, the all-fp8 recipes the f16 values of e4m3fn codes)
 //   pub    per warpgroup: its latest tile's α, Σp and new running max of each head, [3][16] floats
 //          (the decoded kernels publish no Σp)
 //   red    per warpgroup: per-warp partial maxima and sums of each head, [kWarps][16] floats each
@@ -270,7 +272,7 @@ struct SharedPlan {
   int full_barriers = 0, empty_barriers = 0, bytes = 0;
 };
 constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = kFp8RingParts,
-                                  int part_bytes = kFp8PartBytes, int p_parts = 1) {
+                                  int part_bytes = kFp8PartBytes) {
   SharedPlan s;
   if (fp8) {
     s.value = 0;
@@ -285,7 +287,7 @@ constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = 
     s.full_barriers = kStages * KvTile::kBoxes;
     s.empty_barriers = kStages;
   }
-  s.pub = s.p + p_parts * kWarpgroups * kPBytes;
+  s.pub = s.p + kWarpgroups * kPBytes;
   s.red = s.pub + kWarpgroups * kPubBytes;
   s.stats = s.red + kWarpgroups * kRedBytes;
   s.bars = s.stats + 2 * kNumHeads * 4;
@@ -298,7 +300,7 @@ constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = 
 }
 template <problem::KvFormat Kv, bool Fused>
 constexpr SharedPlan kPlan = Kv == problem::KvFormat::mxfp4
-                                 ? shared_plan(true, false, kMxfp4RingParts, kMxPartBytes, 2)
+                                 ? shared_plan(true, false, kMxfp4RingParts, kMxPartBytes)
                                  : shared_plan(Kv == problem::KvFormat::fp8, Fused);
 constexpr bool plan_fits(const SharedPlan& s, bool fp8) {
   return s.bytes <= 232448 &&  // sm_90's 227 KB per block
@@ -737,31 +739,6 @@ __device__ __forceinline__ float softmax_exp(float x) {
   return Base2 ? exp2f(x) : expf(x);
 }
 
-// An f16 P as the two bf16 values P·V multiplies (as the mma family's a4w4): P rounded to f16, its
-// high bf16 part (RNE) and the exact rest (11 significant bits = 8 + at most 3).
-__device__ __forceinline__ void f16_parts(float p, uint16_t& hi, uint16_t& lo) {
-  const float rounded = common::round_to_f16(p);
-  hi = quant::f32_to_bf16(rounded);
-  lo = quant::f32_to_bf16(rounded - quant::bf16_to_f32(hi));
-}
-
-// A bf16 pair of V rounded to f16, the P·V operand type of f16 P (ref/emulated_inputs.h v_row), as
-// bf16 again: exact, an E2M1 value rounded to f16 keeping at most 2 significant bits.
-__device__ __forceinline__ uint32_t round_pair_to_f16(uint32_t w) {
-  return common::pair_of(common::round_to_f16(common::lo_bf16(w)), common::round_to_f16(common::hi_bf16(w)));
-}
-// A box's value fragments each rounded to f16, in place (a4w4, scales outside 104..140: rare), in
-// a loop that is not unrolled, for the code size (Mxfp4Rows::decode).
-__device__ __forceinline__ void round_fragments_to_f16(sm90::WgFragA64x16 (&f)[4]) {
-  uint32_t pairs[16];  // local memory, in this path only
-#pragma unroll
-  for (int k = 0; k < 16; ++k) pairs[k] = f[k / 4].x[k % 4];
-#pragma unroll 1
-  for (int k = 0; k < 16; ++k) pairs[k] = round_pair_to_f16(pairs[k]);
-#pragma unroll
-  for (int k = 0; k < 16; ++k) f[k / 4].x[k % 4] = pairs[k];
-}
-
 // Sᵀ = K Qᵀ of one tile over all 576 dims, each box of the tile once its copy has landed (issued
 // and committed, not waited).
 __device__ __forceinline__ void issue_qk(Acc& s, const unsigned char* kv, const unsigned char* sq,
@@ -1049,14 +1026,15 @@ __device__ __forceinline__ void decode_box_f16(const uint4 (&w)[2], uint32_t (&l
 }
 
 // How qk_decoded reads the rows of a part: Codes, this thread's share of the part; kOperand, the
-// products' operand type; load<Count> (boxes first .. first + Count - 1 into Codes); decode (one
+// products' operand type; kF16Values, whether the value tile holds V rounded to f16 (a4w4) rather
+// than the decoded pairs; load<Count> (boxes first .. first + Count - 1 into Codes); decode (one
 // box's operand pairs, lo[r][j] holding dims 16 t + 4 j, + 1 of row g + 8 r and hi[r][j] dims
-// 16 t + 4 j + 2, + 3; true where V must still be rounded to f16 before P·V). fp8: load_boxes,
-// then decode_box (bf16, a16w8) or decode_box_f16 (f16, the all-fp8 recipes).
+// 16 t + 4 j + 2, + 3). fp8: load_boxes, then decode_box (bf16, a16w8) or decode_box_f16 (f16, the
+// all-fp8 recipes).
 template <sm90::WgOperand Operand>
 struct Fp8Rows {
   static constexpr sm90::WgOperand kOperand = Operand;
-  static constexpr bool kMayRoundV = false;  // decode never asks for V rounded to f16
+  static constexpr bool kF16Values = false;
   // The owner's previous P·V is left running into qk_decoded, which waits for it before its first
   // value store (its tail overlaps the part's wait and the first loads): a8w8 451.8 -> 441.3 µs at
   // 256 x 8192, 130.3 -> 127.8 at 64 x 8192, a16w8 within 0.5 %; the MXFP4 kernels' registers came
@@ -1068,10 +1046,9 @@ struct Fp8Rows {
   __device__ __forceinline__ static void load(Codes& codes, int first, const unsigned char* part, int, int lane) {
     load_boxes<Count>(codes, first, part, lane);
   }
-  __device__ __forceinline__ static bool decode(const Codes& codes, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
+  __device__ __forceinline__ static void decode(const Codes& codes, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
     if constexpr (Operand == sm90::WgOperand::f16) decode_box_f16(codes[b], lo, hi);
     else decode_box(codes[b], lo, hi);
-    return false;  // V as decoded
   }
   // An OR of the words of boxes past `done` (qk_decoded's release: reading it waits for their loads).
   __device__ __forceinline__ static uint32_t pending(const Codes& codes, int done) {
@@ -1089,13 +1066,11 @@ struct Fp8Rows {
 // .. 64 b + 16 t + 15 of each box b (t = lane % 4: 8 code bytes, one load each), and the one scale
 // byte of each (the 16 dims lie in block 2 b + t / 2). The loads are volatile asm, as load_boxes',
 // so that they stay in their batches. 8-byte loads of rows 288 bytes apart: a half-warp's four rows
-// x 32 bytes meet every bank once. F16V (a4w4): V is rounded to f16 for P·V, which changes nothing
-// for scales 104..140 (2^-23 .. 2^13: every E2M1 multiple of them an f16 value), and decode asks
-// for the rounding outside them.
+// x 32 bytes meet every bank once. F16V (a4w4): the value tile holds V rounded to f16 (qk_decoded).
 template <bool F16V>
 struct Mxfp4Rows {
   static constexpr sm90::WgOperand kOperand = sm90::WgOperand::bf16;
-  static constexpr bool kMayRoundV = F16V;
+  static constexpr bool kF16Values = F16V;
   static constexpr bool kPvWaitedInQk = false;  // Fp8Rows::kPvWaitedInQk
   struct Codes {
     uint2 codes[KvTile::kBoxes][2];
@@ -1140,52 +1115,26 @@ struct Mxfp4Rows {
       }
   }
   // lo[r][j] from code byte 2 j of the row's 8, hi[r][j] from byte 2 j + 1: the table lookups of
-  // gpu/common/operand_decode.h, exact for every scale, so no branch for a16w4: a pair-decode path
-  // for scales 0 and 255, even as a loop, kept its tile loop at 3916 instructions (63 KB), a quarter
-  // of its stall samples at 64 x 8192 waiting for an instruction fetch (device run 2 of
-  // 2026-12-02's sixth session; without it 2187 instructions and 705 -> 640 µs at 256 x 8192,
-  // run 3). The a4w4 instance (F16V) keeps the branch, whose values are the same, because it is
-  // faster there: 1156-1168 µs at 256 x 8192 with it, 1275-1280 without (runs 5, 6 and 8; the
-  // register allocation of the larger a4w4 consumer differs). (Its removal first seemed to make
-  // a4w4 fail at random: that was the release race qk_decoded's drain store fixes, run 8.)
-  __device__ __forceinline__ static bool decode(const Codes& c, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
-    const auto lookups = [&] {
+  // gpu/common/operand_decode.h, exact for every scale, so no branch: a pair-decode path for scales
+  // 0 and 255, even as a loop, kept a16w4's tile loop at 3916 instructions (63 KB), a quarter of its
+  // stall samples at 64 x 8192 waiting for an instruction fetch (device run 2 of 2026-12-02's sixth
+  // session; without it 2187 instructions and 705 -> 640 µs at 256 x 8192, run 3). (a4w4 kept that
+  // path while it was faster there, with other registers; with its f16 P·V, without it: 638.5 ->
+  // 548.0 µs at 256 x 8192, device run 1 of 2026-12-03's seventh session.)
+  __device__ __forceinline__ static void decode(const Codes& c, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        uint32_t first[4], second[4];
-        common::mxfp4_octet_to_bf16_pairs(c.codes[b][r].x, c.scales[b][r], first);
-        common::mxfp4_octet_to_bf16_pairs(c.codes[b][r].y, c.scales[b][r], second);
+    for (int r = 0; r < 2; ++r) {
+      uint32_t first[4], second[4];
+      common::mxfp4_octet_to_bf16_pairs(c.codes[b][r].x, c.scales[b][r], first);
+      common::mxfp4_octet_to_bf16_pairs(c.codes[b][r].y, c.scales[b][r], second);
 #pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          lo[r][j] = first[2 * j];
-          hi[r][j] = first[2 * j + 1];
-          lo[r][j + 2] = second[2 * j];
-          hi[r][j + 2] = second[2 * j + 1];
-        }
+      for (int j = 0; j < 2; ++j) {
+        lo[r][j] = first[2 * j];
+        hi[r][j] = first[2 * j + 1];
+        lo[r][j + 2] = second[2 * j];
+        hi[r][j + 2] = second[2 * j + 1];
       }
-    };
-    const auto normal = [](uint32_t scale) { return scale - 1u < 254u; };  // 1..254
-    if (!F16V || __builtin_expect(normal(c.scales[b][0]) && normal(c.scales[b][1]), 1)) {
-      lookups();
-    } else {
-      uint32_t pairs[2][8];  // [row][code byte]: local memory, in this path only
-#pragma unroll 1
-      for (int k = 0; k < 16; ++k) {
-        const int r = k / 8, byte = k % 8;
-        const uint2 row = r == 0 ? c.codes[b][0] : c.codes[b][1];
-        const uint32_t word = byte < 4 ? row.x : row.y;
-        pairs[r][byte] =
-            common::mxfp4_pair_to_bf16_pair((word >> (8 * (byte % 4))) & 0xFFu, r == 0 ? c.scales[b][0] : c.scales[b][1]);
-      }
-#pragma unroll
-      for (int r = 0; r < 2; ++r)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          lo[r][j] = pairs[r][2 * j];
-          hi[r][j] = pairs[r][2 * j + 1];
-        }
     }
-    return F16V && !(c.scales[b][0] - 104u <= 36u && c.scales[b][1] - 104u <= 36u);
   }
   // An OR of the codes and scales of boxes past `done` (qk_decoded's release).
   __device__ __forceinline__ static uint32_t pending(const Codes& c, int done) {
@@ -1247,7 +1196,7 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
       for (int j = 0; j < 4; ++j) sm90::wgmma_fence_fragment(f[j]);
     }
     uint32_t lo[2][4], hi[2][4];
-    const bool round_v = Rows::decode(codes, b, lo, hi);
+    Rows::decode(codes, b, lo, hi);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       f[j].x[0] = lo[0][j];
@@ -1273,12 +1222,15 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
       // the fragments' column order (decoded_box_dim), which P·V carries into Oᵀ's rows and the
       // epilogue undoes. (Stored as rows of 16 consecutive dims, each word had to be moved or
       // selected into place: 128 selects a tile.)
-      // stmatrix is a warp's instruction: the branch is the warp's (round_v is this thread's).
-      if (Rows::kMayRoundV && __builtin_expect(__any_sync(0xFFFFFFFFu, round_v), 0)) {
-        sm90::WgFragA64x16 rounded[4] = {f[0], f[1], f[2], f[3]};
-        if (round_v) round_fragments_to_f16(rounded);
+      // a4w4 (Rows::kF16Values): V rounded to f16, P·V's operand type (exact for scales 104..140).
+      if constexpr (Rows::kF16Values) {
+        sm90::WgFragA64x16 halves[4];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) sm90::stmatrix_fragment(value_rows[j] + b * KvTile::kBoxBytes, rounded[j]);
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int k = 0; k < 4; ++k) halves[j].x[k] = common::bf16_pair_to_f16_pair(f[j].x[k]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) sm90::stmatrix_fragment(value_rows[j] + b * KvTile::kBoxBytes, halves[j]);
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j) sm90::stmatrix_fragment(value_rows[j] + b * KvTile::kBoxBytes, f[j]);
@@ -1421,8 +1373,8 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
                 "(instances.h)");
   static_assert(!Fused || (Kv == problem::KvFormat::bf16 && !Chunked), "the merge in a cluster: bf16 split-K");
   constexpr bool kMxfp4 = Kv == problem::KvFormat::mxfp4;
-  // a4w4: f16 P (as two bf16 parts, f16_parts), base 2, V rounded to f16, and Q the MXFP4 codes of
-  // the Q quantization (the one instance with f16 P, instances.h).
+  // a4w4: f16 P, base 2, V rounded to f16 (P·V on f16 operands), and Q the MXFP4 codes of the Q
+  // quantization (the one instance with f16 P, instances.h).
   constexpr bool kF16P = P == problem::PFormat::f16;
   constexpr bool kBase2 = Base == problem::SoftmaxBase::two;
   // The decoded path: fp8 and MXFP4 rows alike (MXFP4 differs in its producer and its rows only).
@@ -1432,6 +1384,8 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   constexpr bool kF16Operands = Kv == problem::KvFormat::fp8 && P == problem::PFormat::fp8;
   constexpr sm90::WgOperand kOperand = kF16Operands ? sm90::WgOperand::f16 : sm90::WgOperand::bf16;
   using DecodedRows = std::conditional_t<kMxfp4, Mxfp4Rows<kF16P>, Fp8Rows<kOperand>>;
+  // P·V's operands: f16 for the all-fp8 recipes and a4w4 (f16 P, V rounded to f16), else bf16.
+  constexpr sm90::WgOperand kPvOperand = kF16P ? sm90::WgOperand::f16 : kOperand;
   constexpr int kRingParts = kMxfp4 ? kMxfp4RingParts : kFp8RingParts;
   constexpr SharedPlan plan = kPlan<Kv, Fused>;
   extern __shared__ uint4 shared_words[];
@@ -1503,7 +1457,6 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   const int wg_warp = wg_tid / kWarpSize;
   unsigned char* sq = smem + plan.q;
   unsigned char* own_p = smem + plan.p + wg * kPBytes;
-  unsigned char* own_p_lo = smem + plan.p + (kWarpgroups + wg) * kPBytes;  // a4w4: P's low parts
   const unsigned char* other_p = smem + plan.p + other * kPBytes;
   unsigned char* own_v = smem + plan.value + wg * kFp8ValueBytes;  // fp8 only
   // fp8 only: this warp's scratch word (qk_decoded's release)
@@ -1629,12 +1582,8 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         sum[head_slot(l)] += p0;
         sum[head_slot(l + 1)] += p1;
         if constexpr (kF16P) {
-          uint16_t hi0, lo0, hi1, lo1;
-          f16_parts(p0, hi0, lo0);
-          f16_parts(p1, hi1, lo1);
-          const int at = kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l));
-          *reinterpret_cast<uint32_t*>(own_p + at) = common::pack_bf16(hi0, hi1);
-          *reinterpret_cast<uint32_t*>(own_p_lo + at) = common::pack_bf16(lo0, lo1);
+          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+              common::p_pair_to_f16_pair(p0, p1);
         } else if constexpr (kF16Operands) {  // P rounded to e4m3fn (supports()), as f16 values
           *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
               common::p_pair_to_e4m3fn_f16_pair(p0, p1);
@@ -1713,20 +1662,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         if (t > 0) take_stats(t - 1);
         float alpha[4];
         softmax_step(s, n, alpha);  // publishes α and m' on the way
-        if constexpr (kF16P) {
-          // a4w4: Oᵀ·α + Vᵀ P_hiᵀ, waited, then + Vᵀ P_loᵀ. Both parts in one group (each chunk's
-          // accumulator taken by 4 products of the high part, then, 28 products later, by 4 of the
-          // low part) gave wrong outputs in blocks of 8 tiles or more (device run 2 of
-          // hopper-mxfp4: 4841 of 524288 elements beyond the kernel bound at 64 x 1024, every case
-          // of 4 tiles or fewer passing); in two groups the same cases passed. Not understood.
-          constexpr float kOnes[4] = {1.0f, 1.0f, 1.0f, 1.0f};
-          issue_pv<kOChunks, kOperand, true>(o, alpha, own_v, own_p, 0);
-          sm90::wgmma_wait<0>();
-          settle_outputs();
-          issue_pv<kOChunks, kOperand, true>(o, kOnes, own_v, own_p_lo, 0);
-        } else {
-          issue_pv<kOChunks, kOperand, true>(o, alpha, own_v, own_p, 0);
-        }
+        issue_pv<kOChunks, kPvOperand, true>(o, alpha, own_v, own_p, 0);
         if constexpr (!DecodedRows::kPvWaitedInQk) {
           sm90::wgmma_wait<0>();
           settle_outputs();

@@ -66,16 +66,26 @@ MLACHECK_HD constexpr uint32_t mxfp4_octet_word(uint32_t c) {
 }
 std::vector<uint32_t> device_mxfp4_octets();
 
-// common::p_pair_to_e4m3fn_f16_pair (the all-fp8 recipes' P rounding in the Hopper kernel) on the
-// device against the codec's rounding, e4m3fn_to_f16_bits(quant::f32_to_fp8(p)), for every float32
-// p whose bits lie in first_bits .. last_bits (each as p0 of one call and as p1 of another; NaN by
-// NaN-ness). Returns the number of disagreeing halves and the bits of the smallest such p
+// The Hopper kernel's P rounding on the device against the codecs, for every float32 p whose bits
+// lie in first_bits .. last_bits (each as p0 of one call and as p1 of another; NaN by NaN-ness):
+// e4m3fn_f16, common::p_pair_to_e4m3fn_f16_pair (the all-fp8 recipes) against
+// e4m3fn_to_f16_bits(quant::f32_to_fp8(p)); f16, common::p_pair_to_f16_pair (a4w4) against
+// common::f16_bits(p). Returns the number of disagreeing halves and the bits of the smallest such p
 // (0xFFFFFFFF when none).
+enum class PRounding { e4m3fn_f16, f16 };
 struct PRoundingCheck {
   uint64_t wrong = 0;
   uint32_t first_wrong_bits = 0xFFFFFFFFu;
 };
-PRoundingCheck device_p_pair_rounding(uint32_t first_bits, uint32_t last_bits);
+PRoundingCheck device_p_pair_rounding(PRounding to, uint32_t first_bits, uint32_t last_bits);
+
+// common::bf16_pair_to_f16_pair (the a4w4 value tile's V) on the device for the pair
+// bf16_pair_word(c), entry c, c = 0 .. 65535: the low halves run through every bf16 value, and so
+// do the high ones (c ↦ 40503 c + 12345 mod 2^16 is a bijection: 40503 is odd).
+MLACHECK_HD constexpr uint32_t bf16_pair_word(uint32_t c) {
+  return (c & 0xFFFFu) | ((c * 40503u + 12345u) & 0xFFFFu) << 16;
+}
+std::vector<uint32_t> device_bf16_pairs_to_f16();
 
 // kAsyncCopyChunks chunks of 16 bytes copied by async_copy_16 into poisoned shared memory (chunk
 // c with valid = valid[c] != 0) in two commit groups, read back by another thread after

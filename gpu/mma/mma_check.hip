@@ -209,10 +209,16 @@ __global__ void __launch_bounds__(kPairThreads) e4m3fn_pairs_kernel(uint32_t* ou
 
 // One thread per float of first .. last: p = bits as p0 of a pair, and as p1 of a pair with the
 // float as many bits from the other end (so each half sees every float).
+template <PRounding To>
 __global__ void p_rounding_kernel(uint32_t first, uint32_t last, unsigned long long* wrong, uint32_t* first_wrong) {
-  const auto expect = [](uint32_t bits) {
+  const auto expect = [](uint32_t bits) -> uint32_t {
     const float p = quant::f32_from_bits(bits);
-    return common::e4m3fn_to_f16_bits(quant::f32_to_fp8(p, quant::Fp8Format::e4m3fn));
+    if constexpr (To == PRounding::f16) return common::f16_bits(p);
+    else return common::e4m3fn_to_f16_bits(quant::f32_to_fp8(p, quant::Fp8Format::e4m3fn));
+  };
+  const auto pair = [](float p0, float p1) {
+    if constexpr (To == PRounding::f16) return common::p_pair_to_f16_pair(p0, p1);
+    else return common::p_pair_to_e4m3fn_f16_pair(p0, p1);
   };
   const auto same = [](uint32_t got, uint32_t want) {
     const auto nan = [](uint32_t h) { return (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu) != 0; };
@@ -222,8 +228,8 @@ __global__ void p_rounding_kernel(uint32_t first, uint32_t last, unsigned long l
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count; i += uint64_t{gridDim.x} * blockDim.x) {
     const auto bits = static_cast<uint32_t>(first + i);
     const auto mirror = static_cast<uint32_t>(last - i);
-    const uint32_t as_lo = common::p_pair_to_e4m3fn_f16_pair(quant::f32_from_bits(bits), quant::f32_from_bits(mirror));
-    const uint32_t as_hi = common::p_pair_to_e4m3fn_f16_pair(quant::f32_from_bits(mirror), quant::f32_from_bits(bits));
+    const uint32_t as_lo = pair(quant::f32_from_bits(bits), quant::f32_from_bits(mirror));
+    const uint32_t as_hi = pair(quant::f32_from_bits(mirror), quant::f32_from_bits(bits));
     const bool ok = same(as_lo & 0xFFFFu, expect(bits)) && same(as_hi >> 16, expect(bits));
     if (!ok) {
       atomicAdd(wrong, 1ull);
@@ -241,6 +247,11 @@ __global__ void __launch_bounds__(kPairThreads) mxfp4_octets_kernel(uint32_t* ou
   uint32_t pairs[4];
   common::mxfp4_octet_to_bf16_pairs(codes, scale, pairs);
   for (int k = 0; k < 4; ++k) out[4 * i + k] = pairs[k];
+}
+
+__global__ void __launch_bounds__(kPairThreads) bf16_pairs_to_f16_kernel(uint32_t* out) {
+  const int i = static_cast<int>(blockIdx.x) * kPairThreads + static_cast<int>(threadIdx.x);
+  out[i] = common::bf16_pair_to_f16_pair(bf16_pair_word(static_cast<uint32_t>(i)));
 }
 
 constexpr int kCopyThreads = kAsyncCopyChunks / 2;
@@ -399,14 +410,26 @@ std::vector<uint32_t> device_mxfp4_octets() {
   return out.download();
 }
 
-PRoundingCheck device_p_pair_rounding(uint32_t first_bits, uint32_t last_bits) {
+std::vector<uint32_t> device_bf16_pairs_to_f16() {
+  constexpr int kPairs = 65536;
+  DeviceBuffer<uint32_t> out(kPairs);
+  out.fill_bytes(0xA5);
+  bf16_pairs_to_f16_kernel<<<kPairs / kPairThreads, kPairThreads>>>(out.get());
+  finish_launch();
+  return out.download();
+}
+
+PRoundingCheck device_p_pair_rounding(PRounding to, uint32_t first_bits, uint32_t last_bits) {
   if (last_bits < first_bits) throw std::invalid_argument("device_p_pair_rounding: last_bits < first_bits");
   DeviceBuffer<unsigned long long> wrong(1);
   DeviceBuffer<uint32_t> first_wrong(1);
   wrong.fill_bytes(0);
   first_wrong.fill_bytes(0xFF);
   constexpr int kBlocks = 1024, kThreads = 256;  // a grid-stride loop: any range in one launch
-  p_rounding_kernel<<<kBlocks, kThreads>>>(first_bits, last_bits, wrong.get(), first_wrong.get());
+  if (to == PRounding::f16)
+    p_rounding_kernel<PRounding::f16><<<kBlocks, kThreads>>>(first_bits, last_bits, wrong.get(), first_wrong.get());
+  else
+    p_rounding_kernel<PRounding::e4m3fn_f16><<<kBlocks, kThreads>>>(first_bits, last_bits, wrong.get(), first_wrong.get());
   finish_launch();
   PRoundingCheck r;
   r.wrong = wrong.download()[0];

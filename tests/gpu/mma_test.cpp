@@ -309,10 +309,48 @@ TEST(GpuMma, PPairToE4m3fnF16PairMatchesTheCodecOnItsDomain) {
   const uint32_t k448 = quant::f32_bits(448.0f);
   for (const auto& [first, last] : {std::pair{0u, k448}, std::pair{0x7F800001u, 0x7FFFFFFFu},
                                     std::pair{0xFF800001u, 0xFFFFFFFFu}}) {
-    const PRoundingCheck r = device_p_pair_rounding(first, last);
+    const PRoundingCheck r = device_p_pair_rounding(PRounding::e4m3fn_f16, first, last);
     EXPECT_EQ(r.wrong, 0u) << std::hex << "bits 0x" << first << " .. 0x" << last << ": first wrong p 0x"
                            << r.first_wrong_bits;
   }
+#endif
+}
+
+// a4w4's P rounding in the Hopper kernel (one cvt.rn.f16x2.f32 a pair) equals f16_bits (RNE,
+// subnormals kept, overflow to Inf, NaN a NaN) on every float32, each as both halves of a pair: a
+// swapped operand order puts each p in the other half, a flush of f16 subnormals (P of keys far
+// below the maximum) or another rounding differs from it.
+TEST(GpuMma, PPairToF16PairMatchesF16BitsOnEveryFloat) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+  const PRoundingCheck r = device_p_pair_rounding(PRounding::f16, 0u, 0xFFFFFFFFu);
+  EXPECT_EQ(r.wrong, 0u) << std::hex << "first wrong p 0x" << r.first_wrong_bits;
+#endif
+}
+
+// a4w4's value tile in the Hopper kernel: each decoded bf16 pair of V as the f16 pair of its values
+// rounded to f16 (the emulation's P·V operand type), against f16_bits on every bf16 value in either
+// half. E2M1 values times 2^(s-127) are f16 values for scales 104..140; outside, this is the
+// rounding (f16 subnormals, zeros and infinities among them).
+TEST(GpuMma, Bf16PairToF16PairMatchesF16BitsOnEveryBf16) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if defined(MLACHECK_HAVE_GPU_RUNTIME)
+  const std::vector<uint32_t> got = device_bf16_pairs_to_f16();
+  ASSERT_EQ(got.size(), 65536u);
+  const auto is_nan = [](uint32_t h) { return (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu) != 0; };
+  int wrong = 0;
+  for (uint32_t c = 0; c < 65536; ++c) {
+    const uint32_t word = bf16_pair_word(c);
+    for (int half = 0; half < 2; ++half) {
+      const uint32_t bf16 = (word >> (16 * half)) & 0xFFFFu;
+      const uint32_t want = common::f16_bits(quant::bf16_to_f32(static_cast<uint16_t>(bf16)));
+      const uint32_t g = (got[c] >> (16 * half)) & 0xFFFFu;
+      if (!(is_nan(want) ? is_nan(g) : g == want) && ++wrong <= 8)
+        ADD_FAILURE() << std::hex << "bf16 0x" << bf16 << " in half " << half << ": got f16 0x" << g
+                      << ", expected 0x" << want;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
 #endif
 }
 
