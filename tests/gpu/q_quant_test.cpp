@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/availability.h"
@@ -86,6 +87,15 @@ std::vector<QCase> make_q_cases() {
                           r.mxfp4_rounding = quant::E2M1Rounding::ties_away;
                         }),
                    q});
+  }
+  // MXFP4 blocks holding NaN and Inf: the block's amax ignores NaN and takes Inf (the device reduces
+  // it over 16 lanes a block), and NaN as a block's first or last element.
+  {
+    std::vector<uint16_t> q = make_q(3, 0.02f, 11u, true);
+    const std::pair<std::size_t, uint16_t> planted[] = {
+        {5, 0x7FC0}, {31, 0xFFC1}, {40, 0x7F80}, {64, 0x7FC0}, {100, 0xFF80}, {127, 0x7FA0}, {129, 0x7FC0}};
+    for (const auto& [at, bits] : planted) q[at] = bits;
+    out.push_back({"a4w4_nan_inf", with("a4w4", none), q});
   }
   out.push_back({"a8w8_all_zero", *problem::find_recipe("a8w8"), make_q(2, 0.0f, 1, false)});
   out.push_back({"fp8_dynamic_all_zero",
