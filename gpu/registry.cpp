@@ -61,8 +61,8 @@ constexpr std::string_view kWhyHopperMxfp4 =
     "(gpu/hopper/config.h); splits: the mma family's wave model with this tile (not re-measured for MXFP4)";
 
 constexpr std::string_view kWhyHopperA4w4 =
-    "the a16w4 hopper kernel with Q quantized to MXFP4 (decoded to bf16 at staging), f16 P as two bf16 "
-    "parts, base 2; tile: 64 keys, the softmax step (the recipe's 32 overridden, as the mma row does); splits: "
+    "the a16w4 hopper kernel with Q quantized to MXFP4 (decoded to bf16 at staging), P·V on f16 operands "
+    "(P and V rounded to f16), base 2; tile: 64 keys, the softmax step (the recipe's 32 overridden, as the mma row does); splits: "
     "the mma family's wave model (not re-measured)";
 
 constexpr Row kTable[] = {
