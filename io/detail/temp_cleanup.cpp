@@ -24,7 +24,16 @@ std::mutex claim_mutex;  // claiming a slot is not done in the handler, so a mut
 
 constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
 
+// Creations in progress (CleanupSignalsHeld), and a signal the handler deferred until they end.
+std::atomic<int> creating{0};
+std::atomic<int> deferred_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "used in a signal handler");
+
 extern "C" void remove_temporaries_and_reraise(int sig) {
+  if (creating.load() > 0) {  // a temporary may exist unregistered: its creator raises sig again
+    deferred_signal.store(sig);
+    return;
+  }
   for (Slot& s : slots)
     if (s.live.load()) ::unlink(s.path);
   ::signal(sig, SIG_DFL);
@@ -62,13 +71,20 @@ int register_temporary(const std::filesystem::path& path) {
 }
 
 CleanupSignalsHeld::CleanupSignalsHeld() {
+  install_handlers_once();  // before the first temporary exists, not at its registration
   sigset_t held;
   sigemptyset(&held);
   for (const int sig : kSignals) sigaddset(&held, sig);
   ::pthread_sigmask(SIG_BLOCK, &held, &before_);
+  creating.fetch_add(1);
 }
 
-CleanupSignalsHeld::~CleanupSignalsHeld() { ::pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
+CleanupSignalsHeld::~CleanupSignalsHeld() {
+  // A signal taken from here on finds no creation in progress and runs the cleanup itself.
+  const bool last = creating.fetch_sub(1) == 1;
+  ::pthread_sigmask(SIG_SETMASK, &before_, nullptr);
+  if (const int sig = last ? deferred_signal.exchange(0) : 0; sig != 0) ::raise(sig);
+}
 
 void unregister_temporary(int slot) {
   if (slot >= 0 && slot < kSlots) slots[slot].live.store(false);

@@ -9,9 +9,12 @@
 
 namespace mlacheck::io::detail {
 
-// While alive, the calling thread holds those signals back: a temporary created and registered
-// under it cannot be left behind by a signal that lands between the two (cli.hostile_input saw it
-// under load). A signal that arrived meanwhile is delivered when it ends, and finds it registered.
+// While alive, a temporary is being created and registered: the calling thread holds those signals
+// back, and the handler, when another thread takes one (a process signal goes to any thread that
+// does not block it: gen's OpenMP workers), only notes it; the last creation to end raises it
+// again, and the handler then finds the temporary registered. So a signal that lands between the
+// two cannot leave it behind (cli.hostile_input saw it under load: with the calling thread's mask
+// alone, a worker thread ran the handler before the registration).
 class CleanupSignalsHeld {
  public:
   CleanupSignalsHeld();
