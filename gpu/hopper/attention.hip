@@ -774,12 +774,90 @@ __device__ __forceinline__ uint32_t ring_phase(int part) {
   return static_cast<uint32_t>((part / Parts) & 1);
 }
 
+// Paged caches, in the decoded kernels' producers (produce_fp8, produce_mxfp4): the cache rows of a
+// tile's keys t0 + lane and t0 + 32 + lane, their page table entries loaded a tile ahead (tile
+// t + 1's while tile t is copied; the request's page_indptr once a token) and the rows computed from
+// them when the tile is copied, so that no page table latency lies between a free ring slot and its
+// copy. Rows as 32-bit: fewer than 2^31 (launch.cpp), and the producer has 56 registers.
+static_assert(kTileKeys == 2 * kWarpSize && kFp8Parts * kFp8PartRows == kTileKeys && 2 * kFp8PartRows == kWarpSize,
+              "two keys a lane a tile; parts 0, 1 from the first, 2, 3 from the second");
+struct PagedTileRows {
+  int64_t page_base = 0;
+  int32_t ahead[2] = {0, 0};  // the next tile's entries, as loaded (widened at use)
+  __device__ void start(const AttentionArgs& a, const WorkItem& w, const TokenKeys& k, int lane) {
+    page_base = a.page_indptr[w.b];
+    if (k.tiles > 0) look_ahead(a, k, 0, lane);
+  }
+  __device__ void look_ahead(const AttentionArgs& a, const TokenKeys& k, int tile, int lane) {
+    const int64_t first = k.first + static_cast<int64_t>(tile) * kTileKeys;
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      if (lane + kWarpSize * i < k.keys_in(tile)) ahead[i] = common::page_of(a, page_base, first + lane + kWarpSize * i);
+  }
+  // Tile t's rows (0 past its keys); tile t + 1's entries loaded on the way.
+  __device__ void rows(const AttentionArgs& a, const TokenKeys& k, int t, int lane, int32_t (&key_rows)[2]) {
+    const int32_t pages[2] = {ahead[0], ahead[1]};
+    if (t + 1 < k.tiles) look_ahead(a, k, t + 1, lane);
+    const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
+    const int n = k.keys_in(t);
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      key_rows[i] = lane + kWarpSize * i < n
+                        ? static_cast<int32_t>(common::row_in_page(a, pages[i], t0 + lane + kWarpSize * i))
+                        : 0;
+  }
+};
+
+// Part q of a paged tile (key_rows: PagedTileRows::rows) cut into runs of rows that lie in
+// consecutive cache rows (one page, or adjacent ones), each copied by one bulk copy from its first
+// lane: lane r < rows holds the part's row r (key t0 + 16 q + r: lane 16 (q % 2) + r's row of its
+// first (q < 2) or second key), and a run starts where a row does not follow the one before it.
+struct PartRun {
+  int32_t row = 0;        // this lane's cache row
+  int32_t first_row = 0;  // the cache row of its run's first row
+  int first = 0, end = 0;  // its run's first and past-the-last rows of the part
+  bool mine = false;       // lane < rows
+  bool leads = false;      // this lane holds its run's first row
+};
+__device__ __forceinline__ PartRun part_run(const int32_t (&key_rows)[2], int q, int rows, int lane) {
+  PartRun r;
+  r.row = __shfl_sync(0xFFFFFFFFu, q < 2 ? key_rows[0] : key_rows[1], (kFp8PartRows * (q % 2) + lane) % kWarpSize);
+  const int32_t before = __shfl_up_sync(0xFFFFFFFFu, r.row, 1);
+  r.mine = lane < rows;
+  const uint32_t starts = __ballot_sync(0xFFFFFFFFu, r.mine && (lane == 0 || r.row != before + 1));
+  // This row's run: its first row (the last start at or before it) and its end (the next start,
+  // or the part's rows).
+  const uint32_t upto = starts & (0xFFFFFFFFu >> (kWarpSize - 1 - lane));
+  r.first = r.mine ? kWarpSize - 1 - __clz(upto) : 0;
+  const uint32_t after = lane + 1 < kWarpSize ? starts >> (lane + 1) : 0u;
+  r.end = after != 0 ? lane + __ffs(after) : rows;
+  r.first_row = __shfl_sync(0xFFFFFFFFu, r.row, r.first);
+  r.leads = r.mine && r.first == lane;
+  return r;
+}
+
+// Whether a paged tile's n keys lie in consecutive cache rows (one page of 64 keys, or pages in
+// order), from `first_row` on (key_rows: PagedTileRows::rows): then produce_fp8 copies it as it copies
+// a contiguous tile. (By runs of each part, part_run, paged (64) fp8 took 1.17x and 1.27x the
+// contiguous cache at 32 x 4096 and 128 x 4096 even with the pages in order, its copies the same
+// bytes by the same bulk copies; copied whole, 1.06x and 1.10x: device run 7 of 2026-12-03's
+// seventh session.)
+__device__ __forceinline__ bool tile_is_one_run(const int32_t (&key_rows)[2], int n, int lane, int32_t& first_row) {
+  first_row = __shfl_sync(0xFFFFFFFFu, key_rows[0], 0);
+  bool follows = true;
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+    if (lane + kWarpSize * i < n) follows = follows && key_rows[i] == first_row + lane + kWarpSize * i;
+  return __all_sync(0xFFFFFFFFu, follows);
+}
+
 // The producer warp for an fp8 cache: every tile of every token, as kFp8Parts parts of
 // kFp8PartRows rows, each into the next ring slot once its reader has released it. Only the tile's
-// keys are copied (a part past them announces 0 bytes): a contiguous cache one bulk copy per part,
-// a paged one a copy per run of the part's rows in one page, its first row looked up in the page
-// table. The rows past the keys keep what the slot held: their scores are masked and their values
-// stored as zeros (qk_decoded).
+// keys are copied (a part past them announces 0 bytes): a contiguous cache, and a paged tile whose
+// rows are consecutive cache rows (tile_is_one_run), one bulk copy per part; another paged tile a
+// copy per run of each part's rows in consecutive cache rows (part_run). The rows past
+// the keys keep what the slot held: their scores are masked and their values stored as zeros
+// (qk_decoded).
 template <bool Chunked>
 __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& items, unsigned char* ring,
                             Barrier* full, Barrier* empty) {
@@ -790,55 +868,39 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
   for (TokenCursor<true, Chunked> c(a, items); c.more; c.advance(a)) {
     const WorkItem& w = c.w;
     const TokenKeys k = w.token(c.i);
+    PagedTileRows tile_rows;
+    if (paged) tile_rows.start(a, w, k, lane);
     for (int t = 0; t < k.tiles; ++t) {
       const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
       const int n = k.keys_in(t);
-      // Paged: the tile's runs of keys in one page (at most kTileKeys, one a key for pages of 1),
-      // run lane + 32 i in lane's slot i, each looked up in the page table once a tile and before
-      // the wait for the first part's slot. (Looked up per part after each wait, the lookups'
-      // latency came between every part's slot and its copy: paged (64) fp8 took 1.75x and 2.1x
-      // the contiguous cache at 32 x 4096 and 128 x 4096, bf16, which looks up ahead, 1.04x
-      // (device run 6 of 2026-12-02's sixth session); looked up once a tile, 1.46x and 1.47x
-      // (93.3 -> 81.5 and 305.2 -> 223.5 µs, run 8); with the lookups' divisions in 32 bits instead
-      // of 64, a16w8 1.16x and 1.28x (device run 5 of 2026-12-03's sixth session). Loading the next
-      // tile's page table entries a tile ahead, as produce_mxfp4 does, made it slower (run 4).)
-      // The runs' bounds are kept relative to t0 as 32-bit (the producer has 56 registers).
-      constexpr int kRunSlots = kTileKeys / kWarpSize;
-      int run_from[kRunSlots] = {}, run_to[kRunSlots] = {};
-      int64_t run_rows[kRunSlots] = {};
+      // The tile's first cache row where its rows are consecutive (`whole`: a contiguous cache, or
+      // a paged tile in one run, tile_is_one_run).
+      int32_t key_rows[2] = {0, 0};
+      bool whole = !paged;
+      int64_t tile_row0 = w.row0 + t0;
       if (paged) {
-#pragma unroll
-        for (int i = 0; i < kRunSlots; ++i) {
-          const PageRun run = page_run(a.page_size, t0, n, lane + kWarpSize * i);
-          run_from[i] = static_cast<int>(run.from - t0);
-          run_to[i] = static_cast<int>(run.to - t0);
-          if (run.from < run.to) run_rows[i] = common::kv_row(a, w.b, run.from);
-        }
+        tile_rows.rows(a, k, t, lane, key_rows);
+        int32_t first_row = 0;
+        whole = tile_is_one_run(key_rows, n, lane, first_row);
+        tile_row0 = first_row;
       }
       for (int q = 0; q < kFp8Parts; ++q, ++part) {
         const int slot = ring_slot(part);
         const int left = n - q * kFp8PartRows;
         const int rows = left < 0 ? 0 : left < kFp8PartRows ? left : kFp8PartRows;
-        const int64_t r0 = t0 + q * kFp8PartRows;
         mma::bulk_barrier_wait(&empty[slot], ring_phase(part) ^ 1);  // a fresh barrier's "previous" phase is done
         unsigned char* dst = ring + slot * kFp8PartBytes;
         if (lane == 0) mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kFp8RowBytes));
-        if (!paged) {
+        if (whole) {
           if (lane == 0 && rows > 0)
-            sm90::bulk_copy(dst, a.kv_fp8 + (w.row0 + r0) * kFp8RowBytes,
+            sm90::bulk_copy(dst, a.kv_fp8 + (tile_row0 + q * kFp8PartRows) * kFp8RowBytes,
                             static_cast<uint32_t>(rows * kFp8RowBytes), &full[slot], policy);
         } else {
-          // Each lane copies the part's share of its runs, one bulk copy per run and part.
+          const PartRun run = part_run(key_rows, q, rows, lane);
           __syncwarp();  // the bytes announced before any copy can land
-          const int p0 = q * kFp8PartRows;  // the part's first key, relative to t0
-#pragma unroll
-          for (int i = 0; i < kRunSlots; ++i) {
-            const int from = run_from[i] > p0 ? run_from[i] : p0;
-            const int to = run_to[i] < p0 + rows ? run_to[i] : p0 + rows;
-            if (from < to)
-              sm90::bulk_copy(dst + (from - p0) * kFp8RowBytes, a.kv_fp8 + (run_rows[i] + from - run_from[i]) * kFp8RowBytes,
-                              static_cast<uint32_t>((to - from) * kFp8RowBytes), &full[slot], policy);
-          }
+          if (run.leads)
+            sm90::bulk_copy(dst + lane * kFp8RowBytes, a.kv_fp8 + int64_t{run.row} * kFp8RowBytes,
+                            static_cast<uint32_t>((run.end - lane) * kFp8RowBytes), &full[slot], policy);
         }
       }
     }
@@ -862,35 +924,13 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
   for (TokenCursor<true, Chunked> c(a, items); c.more; c.advance(a)) {
     const WorkItem& w = c.w;
     const TokenKeys k = w.token(c.i);
-    // Paged: the cache rows of the tile's keys t0 + lane and t0 + 32 + lane, their page table
-    // entries loaded a tile ahead (tile t + 1's while tile t is copied; the request's page_indptr
-    // once a token) and the rows computed from them when the tile is copied. (In produce_fp8,
-    // which looks up a run per lane, the same made paged (64) fp8 slower: 52.7 -> 59.4 µs at 32 x
-    // 4096; device run 4 of 2026-12-03's sixth session.)
-    static_assert(kTileKeys == 2 * kWarpSize && kFp8Parts * kFp8PartRows == kTileKeys && 2 * kFp8PartRows == kWarpSize,
-                  "two keys a lane a tile; parts 0, 1 from the first, 2, 3 from the second");
-    const int64_t page_base = paged ? a.page_indptr[w.b] : 0;
-    int32_t ahead[2] = {0, 0};  // the next tile's entries, as loaded (widened at use)
-    const auto look_ahead = [&](int tile) {
-      const int64_t first = k.first + static_cast<int64_t>(tile) * kTileKeys;
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-        if (lane + kWarpSize * i < k.keys_in(tile)) ahead[i] = common::page_of(a, page_base, first + lane + kWarpSize * i);
-    };
-    if (paged && k.tiles > 0) look_ahead(0);
+    PagedTileRows tile_rows;
+    if (paged) tile_rows.start(a, w, k, lane);
     for (int t = 0; t < k.tiles; ++t) {
       const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
       const int n = k.keys_in(t);
-      // Cache rows as 32-bit (fewer than 2^31, launch.cpp): the producer has 56 registers.
       int32_t key_rows[2] = {0, 0};
-      if (paged) {
-        const int32_t pages[2] = {ahead[0], ahead[1]};
-        if (t + 1 < k.tiles) look_ahead(t + 1);
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-          if (lane + kWarpSize * i < n)
-            key_rows[i] = static_cast<int32_t>(common::row_in_page(a, pages[i], t0 + lane + kWarpSize * i));
-      }
+      if (paged) tile_rows.rows(a, k, t, lane, key_rows);
       for (int q = 0; q < kFp8Parts; ++q, ++part) {
         const int slot = ring_slot<kMxfp4RingParts>(part);
         mma::bulk_barrier_wait(&empty[slot], ring_phase<kMxfp4RingParts>(part) ^ 1);
@@ -924,21 +964,10 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
             }
           }
         } else {
-          // Key r0 + lane = t0 + 16 q + lane: lane 16 (q % 2) + lane's row of its first (q < 2) or
-          // second key. Lane r < rows holds row r of the part; a run starts where a row does not
-          // follow the one before it in the cache.
-          const int32_t row = __shfl_sync(0xFFFFFFFFu, q < 2 ? key_rows[0] : key_rows[1],
-                                          (kFp8PartRows * (q % 2) + lane) % kWarpSize);
-          const int32_t before = __shfl_up_sync(0xFFFFFFFFu, row, 1);
-          const bool mine = lane < rows;
-          const uint32_t starts = __ballot_sync(0xFFFFFFFFu, mine && (lane == 0 || row != before + 1));
-          // This row's run: its first row `first` (the last start at or before it) and its end (the
-          // next start, or the part's rows).
-          const uint32_t upto = starts & (0xFFFFFFFFu >> (kWarpSize - 1 - lane));
-          const int first = mine ? kWarpSize - 1 - __clz(upto) : 0;
-          const uint32_t after = lane + 1 < kWarpSize ? starts >> (lane + 1) : 0u;
-          const int end = after != 0 ? lane + __ffs(after) : rows;
-          const int32_t first_row = __shfl_sync(0xFFFFFFFFu, row, first);
+          const PartRun run = part_run(key_rows, q, rows, lane);
+          const int32_t row = run.row, first_row = run.first_row;
+          const int first = run.first, end = run.end;
+          const bool mine = run.mine;
           const int skew = mx_scale_skew(first_row);
           const int64_t start = int64_t{first_row} * kMxRowScales - skew;  // a 16-byte multiple
           const int span = mx_scale_span(skew, end - first);
@@ -948,7 +977,7 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
           // 16-byte multiple, and the bytes after it by this lane's plain loads.
           const bool tail = first_row + (end - first) == a.cache_rows && a.cache_rows % 8 != 0;
           int copied = span;  // a 16-byte multiple, >= 0
-          const bool leads = mine && first == lane;
+          const bool leads = run.leads;
           unsigned char* room = scales + kMxPagedRowSpan * first;  // the run's spans land here
           if (leads && tail) {
             const int64_t whole_end = a.cache_rows * kMxRowScales / 16 * 16;
