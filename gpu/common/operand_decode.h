@@ -282,14 +282,10 @@ MLACHECK_HD inline void mxfp4_octet_to_bf16_pairs(uint32_t codes, uint32_t scale
 }
 
 // --- f16 operands of an f16 P·V (a4w4) -----------------------------------------------------------
-// A bf16 pair as the f16 pair of its values rounded to f16 (f16_bits: RNE, subnormals kept, ±Inf
-// past 65504, NaN a NaN), low half first: V in the a4w4 emulation's P·V operand type
-// (ref/emulated_inputs.h v_row). Exact where the value is an f16 value, as every E2M1 value times
-// 2^(s-127) is for scales 104..140. NVIDIA: the pair widened to two floats (a shift, a mask) and
-// one cvt.rn.f16x2.f32, which keeps f16 subnormals (tests/gpu/mma_test.cpp compares it with f16_bits
-// on every bf16 value in either half). Elsewhere: f16_bits.
-MLACHECK_HD inline uint32_t bf16_pair_to_f16_pair(uint32_t pair) {
-  const float lo = quant::f32_from_bits(pair << 16), hi = quant::f32_from_bits(pair & 0xFFFF0000u);
+// Two floats rounded to f16 (f16_bits: RNE, subnormals kept, ±Inf past 65504, NaN a NaN) as an f16
+// pair, low half `lo`: the a4w4 recipe's P. NVIDIA: one cvt.rn.f16x2.f32 (tests/gpu/mma_test.cpp
+// compares it with f16_bits on every float32 in either half). Elsewhere: f16_bits.
+MLACHECK_HD inline uint32_t f32_pair_to_f16_pair(float lo, float hi) {
 #if defined(__CUDA_ARCH__)
   uint32_t halves;  // the first source operand lands high
   asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(halves) : "f"(hi), "f"(lo));
@@ -299,17 +295,13 @@ MLACHECK_HD inline uint32_t bf16_pair_to_f16_pair(uint32_t pair) {
 #endif
 }
 
-// Two probabilities rounded to f16 (f16_bits, as round_to_f16) as an f16 pair, low half p0: the
-// a4w4 recipe's P. NVIDIA: one cvt.rn.f16x2.f32 (tests/gpu/mma_test.cpp compares it with f16_bits on
-// every non-negative float and every NaN). Elsewhere: f16_bits.
-MLACHECK_HD inline uint32_t p_pair_to_f16_pair(float p0, float p1) {
-#if defined(__CUDA_ARCH__)
-  uint32_t halves;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(halves) : "f"(p1), "f"(p0));
-  return halves;
-#else
-  return uint32_t{f16_bits(p0)} | uint32_t{f16_bits(p1)} << 16;
-#endif
+// A bf16 pair as the f16 pair of its values rounded to f16, low half first: V in the a4w4
+// emulation's P·V operand type (ref/emulated_inputs.h v_row). Exact where the value is an f16
+// value, as every E2M1 value times 2^(s-127) is for scales 104..140. The pair widened to two floats
+// (a shift, a mask), then f32_pair_to_f16_pair (tests/gpu/mma_test.cpp compares it with f16_bits on
+// every bf16 value in either half).
+MLACHECK_HD inline uint32_t bf16_pair_to_f16_pair(uint32_t pair) {
+  return f32_pair_to_f16_pair(quant::f32_from_bits(pair << 16), quant::f32_from_bits(pair & 0xFFFF0000u));
 }
 
 }  // namespace mlacheck::gpu::common

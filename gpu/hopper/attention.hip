@@ -1612,7 +1612,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         sum[head_slot(l + 1)] += p1;
         if constexpr (kF16P) {
           *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
-              common::p_pair_to_f16_pair(p0, p1);
+              common::f32_pair_to_f16_pair(p0, p1);
         } else if constexpr (kF16Operands) {  // P rounded to e4m3fn (supports()), as f16 values
           *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
               common::p_pair_to_e4m3fn_f16_pair(p0, p1);

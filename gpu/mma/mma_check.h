@@ -69,7 +69,7 @@ std::vector<uint32_t> device_mxfp4_octets();
 // The Hopper kernel's P rounding on the device against the codecs, for every float32 p whose bits
 // lie in first_bits .. last_bits (each as p0 of one call and as p1 of another; NaN by NaN-ness):
 // e4m3fn_f16, common::p_pair_to_e4m3fn_f16_pair (the all-fp8 recipes) against
-// e4m3fn_to_f16_bits(quant::f32_to_fp8(p)); f16, common::p_pair_to_f16_pair (a4w4) against
+// e4m3fn_to_f16_bits(quant::f32_to_fp8(p)); f16, common::f32_pair_to_f16_pair (a4w4) against
 // common::f16_bits(p). Returns the number of disagreeing halves and the bits of the smallest such p
 // (0xFFFFFFFF when none).
 enum class PRounding { e4m3fn_f16, f16 };

@@ -217,7 +217,7 @@ __global__ void p_rounding_kernel(uint32_t first, uint32_t last, unsigned long l
     else return common::e4m3fn_to_f16_bits(quant::f32_to_fp8(p, quant::Fp8Format::e4m3fn));
   };
   const auto pair = [](float p0, float p1) {
-    if constexpr (To == PRounding::f16) return common::p_pair_to_f16_pair(p0, p1);
+    if constexpr (To == PRounding::f16) return common::f32_pair_to_f16_pair(p0, p1);
     else return common::p_pair_to_e4m3fn_f16_pair(p0, p1);
   };
   const auto same = [](uint32_t got, uint32_t want) {
