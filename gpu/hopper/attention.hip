@@ -994,7 +994,8 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
           if (lane == 0) mma::bulk_barrier_expect(&full[slot], bytes);
           __syncwarp();  // the bytes announced before any copy can land
           if (leads) {
-            sm90::bulk_copy(dst + lane * kMxRowBytes, a.kv_mxfp4 + row * kMxRowBytes,
+            // A 64-bit offset: row x 288 passes 2^31 from row 7456541 on (a cache of 2.1 GB of codes).
+            sm90::bulk_copy(dst + lane * kMxRowBytes, a.kv_mxfp4 + int64_t{row} * kMxRowBytes,
                             static_cast<uint32_t>((end - first) * kMxRowBytes), &full[slot], policy);
             if (copied > 0)
               sm90::bulk_copy(room, a.kv_mxfp4_scale + start, static_cast<uint32_t>(copied), &full[slot], policy);
