@@ -34,7 +34,7 @@ TEST(IoTempCleanup, SignalTakenByAnotherThreadDuringTheRegistrationRemovesTheTem
       const detail::CleanupSignalsHeld held;
       std::ofstream(temp) << "partial";
       ::kill(::getpid(), SIGINT);  // taken by the helper now, while the file is unregistered
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the helper's handler runs meanwhile
       detail::register_temporary(temp);
     }
     // The deferred signal ends the process when `held` ends; reaching here is a failure.
