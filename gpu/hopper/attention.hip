@@ -192,8 +192,9 @@ static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies mo
 // built, kept the consumers waiting for their parts' bytes a fifth of the time (ncu: 19 % of the
 // a16w4 kernel's stall samples on that wait, against 1 % for fp8's one bulk copy a part): 623.5 ->
 // 526.2 µs at 256 x 8192 with the bulk copy (device runs 3-4 of 2026-12-03's fifth session).
-// A paged part takes the same copies per run of its rows that lie in consecutive cache rows (one
-// page, or adjacent ones): the run's codes by one bulk copy, its scales as the 16-byte-aligned
+// A paged tile whose rows are consecutive cache rows (tile_is_one_run) takes a contiguous tile's
+// copies, each row's scale offset stored as below; another paged part takes the same copies per run
+// of its rows that lie in consecutive cache rows (one page, or adjacent ones): the run's codes by one bulk copy, its scales as the 16-byte-aligned
 // span around them, at 32 bytes per row of the part from the run's first (a span of k rows, at most
 // 14 + 18 k bytes rounded up to 16, fits in 32 k; a span that would read past the scale array's
 // end, up to its last 16-byte multiple, and the bytes after it by the producer's plain loads); the
@@ -837,7 +838,7 @@ __device__ __forceinline__ PartRun part_run(const int32_t (&key_rows)[2], int q,
 }
 
 // Whether a paged tile's n keys lie in consecutive cache rows (one page of 64 keys, or pages in
-// order), from `first_row` on (key_rows: PagedTileRows::rows): then produce_fp8 copies it as it copies
+// order), from `first_row` on (key_rows: PagedTileRows::rows): then the producers copy it as they copy
 // a contiguous tile. (By runs of each part, part_run, paged (64) fp8 took 1.17x and 1.27x the
 // contiguous cache at 32 x 4096 and 128 x 4096 even with the pages in order, its copies the same
 // bytes by the same bulk copies; copied whole, 1.06x and 1.10x: device run 7 of 2026-12-03's
@@ -910,8 +911,9 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
 // The producer warp for an MXFP4 cache: produce_fp8's parts, each of the part's code rows (288
 // bytes) and their scale rows (18 bytes, from a 16-byte multiple: a contiguous part by one bulk
 // copy, or at the array's end as many 128-byte boxes of the 1-D tensor map `map` as its skew and
-// rows need; a paged part the same per run of its rows in consecutive cache rows, each row's offset
-// in the slot stored) on the part's barrier. Bytes of a span or box past the part's rows (or the
+// rows need; a paged tile in one run the same from its first row; another paged part the same per
+// run of its rows in consecutive cache rows; paged: each row's offset in the slot stored) on the
+// part's barrier. Bytes of a span or box past the part's rows (or the
 // array's end) are the next rows' scales (or zeros): they belong to masked keys, like the stale
 // codes of the rows past the keys (qk_decoded).
 template <bool Chunked>
@@ -929,8 +931,16 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
     for (int t = 0; t < k.tiles; ++t) {
       const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
       const int n = k.keys_in(t);
+      // The tile's first cache row where its rows are consecutive (produce_fp8).
       int32_t key_rows[2] = {0, 0};
-      if (paged) tile_rows.rows(a, k, t, lane, key_rows);
+      bool whole = !paged;
+      int64_t tile_row0 = w.row0 + t0;
+      if (paged) {
+        tile_rows.rows(a, k, t, lane, key_rows);
+        int32_t first_row = 0;
+        whole = tile_is_one_run(key_rows, n, lane, first_row);
+        tile_row0 = first_row;
+      }
       for (int q = 0; q < kFp8Parts; ++q, ++part) {
         const int slot = ring_slot<kMxfp4RingParts>(part);
         mma::bulk_barrier_wait(&empty[slot], ring_phase<kMxfp4RingParts>(part) ^ 1);
@@ -938,21 +948,27 @@ __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>&
         const int rows = left < 0 ? 0 : left < kFp8PartRows ? left : kFp8PartRows;
         unsigned char* dst = ring + slot * kMxPartBytes;
         unsigned char* scales = dst + kMxCodeBytes;
-        const int64_t r0 = t0 + q * kFp8PartRows;
-        if (!paged) {
-          const int skew = mx_scale_skew(w.row0 + r0);
+        if (whole) {
+          const int64_t row0 = tile_row0 + q * kFp8PartRows;  // the part's first cache row
+          const int skew = mx_scale_skew(row0);
           const int boxes = rows > 0 ? (skew + rows * kMxRowScales + kMxScaleBoxBytes - 1) / kMxScaleBoxBytes : 0;
-          const int64_t start = (w.row0 + r0) * kMxRowScales - skew;  // a 16-byte multiple
+          const int64_t start = row0 * kMxRowScales - skew;  // a 16-byte multiple
           // The part's scales from `start` in whole 16-byte units: one plain bulk copy where they
           // lie inside the scale array, else (the array's last bytes) the tensor map's boxes,
           // which land zeros past its end. The same bytes at the same place either way.
           const int span = rows > 0 ? mx_scale_span(skew, rows) : 0;
           const bool inside = start + span <= a.cache_rows * kMxRowScales;
+          if (paged) {  // the owner of a paged part reads each row's scale offset (Mxfp4Rows::load)
+            if (lane < kFp8PartRows)
+              reinterpret_cast<uint16_t*>(scales + kMxRowOffsetsAt)[lane] =
+                  static_cast<uint16_t>(lane < rows ? skew + kMxRowScales * lane : 0);
+            __syncwarp();  // stored before the barrier's arrival (release) by lane 0
+          }
           if (lane == 0) {
             mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kMxRowBytes +
                                                                         (inside ? span : boxes * kMxScaleBoxBytes)));
             if (rows > 0)
-              sm90::bulk_copy(dst, a.kv_mxfp4 + (w.row0 + r0) * kMxRowBytes, static_cast<uint32_t>(rows * kMxRowBytes),
+              sm90::bulk_copy(dst, a.kv_mxfp4 + row0 * kMxRowBytes, static_cast<uint32_t>(rows * kMxRowBytes),
                               &full[slot], policy);
             if (inside) {
               if (span > 0)
@@ -2008,8 +2024,8 @@ void launch(std::size_t instance, const AttentionArgs& args, int64_t blocks, boo
   if (kInstances[instance].kv == problem::KvFormat::bf16 && args.cache_rows > 0)
     for (int k = args.kv_indices == nullptr ? kRunMaps - 1 : 0; k < kRunMaps; ++k)
       maps.rows[k] = sm90::bf16_row_tensor_map(args.kv_bf16, args.cache_rows, kQkDim, 1 << k);
-  // MXFP4: the map of the block scales (produce_mxfp4): 128-byte boxes at the end of a contiguous
-  // cache (a paged one copies without it).
+  // MXFP4: the map of the block scales (produce_mxfp4): 128-byte boxes at the end of the array, for
+  // a contiguous cache and a paged tile in one run.
   if (kInstances[instance].kv == problem::KvFormat::mxfp4 && args.cache_rows > 0)
     maps.scales = sm90::byte_tensor_map_1d(args.kv_mxfp4_scale, args.cache_rows * kMxRowScales,
                                            kMxScaleBoxBytes);
