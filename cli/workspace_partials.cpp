@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "problem/shape.h"
 
@@ -20,15 +21,24 @@ SchemaPartials schema_partials(const problem::Batch& batch, const problem::Split
   std::vector<int64_t> split_count(static_cast<std::size_t>(B)), first_row(static_cast<std::size_t>(B));
   int64_t S = plan.num_splits, stored_rows = tokens * plan.num_splits;
   if (plan.chunk_keys > 0 || plan.is_balanced()) {  // the work list's layout
+    // The rows the workspace holds (workspace_layout sizes them so), not the work list's own count
+    // part[B]: the kernel wrote where the list pointed, and a wrong list (the planted fault
+    // persistent-partials-unscaled) points past its own end. A list that points past the
+    // workspace, or holds a negative count, is refused: read as it was, it crashed drift.
+    stored_rows = plan.max_partial_rows(tokens, problem::kMaxQSeqLen, batch.max_kv_len());
     const auto item = workspace_region<int32_t>(workspace, layout.item_start, static_cast<std::size_t>(B) + 1);
     const auto part = workspace_region<int64_t>(workspace, layout.part_start, static_cast<std::size_t>(B) + 1);
     S = 0;
     for (int64_t b = 0; b < B; ++b) {
-      split_count[static_cast<std::size_t>(b)] = item[b + 1] - item[b];
-      first_row[static_cast<std::size_t>(b)] = part[b];
-      S = std::max(S, split_count[static_cast<std::size_t>(b)]);
+      const int64_t count = int64_t{item[b + 1]} - item[b], first = part[b];
+      if (count < 0 || first < 0 || count > stored_rows || first > stored_rows - batch.q_len(b) * count)
+        throw std::runtime_error("the workspace's work list puts request " + std::to_string(b) + "'s " +
+                                 std::to_string(count) + " splits at partial row " + std::to_string(first) +
+                                 ", outside the " + std::to_string(stored_rows) + " rows the workspace holds");
+      split_count[static_cast<std::size_t>(b)] = count;
+      first_row[static_cast<std::size_t>(b)] = first;
+      S = std::max(S, count);
     }
-    stored_rows = part[B];
   } else {
     for (int64_t b = 0; b < B; ++b) {
       split_count[static_cast<std::size_t>(b)] = S;

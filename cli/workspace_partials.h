@@ -39,7 +39,8 @@ struct SchemaPartials {
 // (gpu::DecodeParams::keep_partials, which KeepWorkspace::yes sets; without it the kernel writes
 // that request's output directly and its rows hold whatever the workspace held, the poison bytes
 // of DeviceProblem::run). base2: the kernel's LSEs are log2 (converted to ln). Throws
-// std::logic_error when a region is missing.
+// std::logic_error when a region is missing, std::runtime_error when the work list puts a
+// request's rows outside the workspace's partial rows.
 SchemaPartials schema_partials(const problem::Batch& batch, const problem::SplitPlan& plan,
                                const gpu::WorkspaceLayout& layout,
                                std::span<const unsigned char> workspace, bool base2);

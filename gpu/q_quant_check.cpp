@@ -14,19 +14,22 @@
 
 namespace mlacheck::gpu {
 
-DeviceQuantizedQ quantize_q_on_device(const problem::Recipe& r, std::span<const uint16_t> q_bf16) {
+DeviceQuantizedQ quantize_q_on_device(const problem::Recipe& r, std::span<const uint16_t> q_bf16,
+                                      std::size_t q_offset) {
   constexpr std::size_t kRow = static_cast<std::size_t>(problem::kNumHeads) * problem::kQkDim;
   if (r.q == problem::QFormat::bf16 || q_bf16.size() % kRow != 0)
     throw std::invalid_argument("quantize_q_on_device: a quantized Q format and whole rows");
   const auto tokens = static_cast<int64_t>(q_bf16.size() / kRow);
   const WorkspaceLayout w = workspace_layout(r, problem::SplitPlan{}, tokens, 0, 0);
-  const DeviceBuffer<uint16_t> q(std::vector<uint16_t>(q_bf16.begin(), q_bf16.end()));
+  std::vector<uint16_t> placed(q_offset, 0);
+  placed.insert(placed.end(), q_bf16.begin(), q_bf16.end());
+  const DeviceBuffer<uint16_t> q(placed);
   DeviceBuffer<unsigned char> ws(w.bytes);
   ws.fill_bytes(0xA5);  // not a valid answer for any region
 
   common::QuantArgs a = common::quant_args_for(r);
   a.elements = static_cast<int64_t>(q_bf16.size());
-  a.q = q.get();
+  a.q = q.get() + q_offset;
   const auto region = [&](std::size_t offset) {
     return offset == WorkspaceLayout::kAbsent ? nullptr : ws.get() + offset;
   };

@@ -16,7 +16,9 @@ struct DeviceQuantizedQ {
 };
 
 // q: bf16 bits, a whole number of [16, 576] rows. recipe.q must not be bf16. Throws gpu::Error.
+// q_offset: Q placed that many elements past the start of its device buffer (an odd offset
+// misaligns it for the vector loads, so that the element-wise path runs).
 DeviceQuantizedQ quantize_q_on_device(const problem::Recipe& recipe,
-                                      std::span<const uint16_t> q_bf16);
+                                      std::span<const uint16_t> q_bf16, std::size_t q_offset = 0);
 
 }  // namespace mlacheck::gpu

@@ -24,6 +24,7 @@ struct QuantArgs {
   float* scale = nullptr;           // [1] the per-tensor scale written (harness, dynamic, static)
   uint8_t* codes = nullptr;         // [T, 16, 576] fp8 codes, or [T, 16, 288] E2M1 pairs
   uint8_t* block_scales = nullptr;  // [T, 16, 18] E8M0 (mxfp4)
+  bool vector = false;              // fp8: Q and the codes read and written 8 elements at a time (set by launch_q_quant)
   MLACHECK_MUTANT_FIELD
 };
 

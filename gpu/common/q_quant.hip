@@ -1,6 +1,7 @@
 // Q quantization on the device, bit-exact to quant/bulk.h (the reference quantizes Q with those
-// functions; tests/gpu/q_quant_test.cpp compares every code and the scale). One thread per element
-// (fp8) or per pair of elements (MXFP4, 16 lanes a 32-element block), grid-stride.
+// functions; tests/gpu/q_quant_test.cpp compares every code and the scale). fp8: one thread per vector of 8
+// elements (per element for small or unaligned Q); MXFP4: one per pair of elements, 16 lanes a
+// 32-element block. Grid-stride.
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include "gpu/platform.h"
 #include "gpu/common/config.h"
 #include "gpu/common/device_common.h"
+#include "gpu/common/exact_quotient.h"
 #include "gpu/common/kernels.h"
 #include "gpu/warp.h"
 #include "problem/shape.h"
@@ -39,18 +41,56 @@ __device__ __forceinline__ std::size_t global_thread() {
   return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
 
+// Q's elements in vectors of 8 (one 16-byte load, one 8-byte store of codes) where Q and the codes
+// are aligned for them (QuantArgs::vector; Q's rows of 576 elements make every count a multiple of
+// 8), else one at a time. With 2-byte loads, 36 a thread one after another, the amax kernel took
+// 17.5 µs for the 2.4 M elements of a 256-token decode, and the encode kernel 19.1 (ncu, device run
+// 2 of 2026-12-04), where reading 4.7 MB takes about 1 µs.
+constexpr int kVector = 8;
+struct alignas(16) QVector {
+  uint16_t x[kVector];
+};
+struct alignas(8) CodeVector {
+  uint8_t c[kVector];
+};
+// Below 8 tokens' elements the element-wise loops are kept: there the kernels' latencies are their
+// whole cost, and with a vector a thread (fewer threads, each 8 elements in a row) the two took 3.8
+// and 4.3 µs for 4 tokens against 3.0 and 3.9 (ncu, device runs 2 and 4 of 2026-12-04).
+constexpr int64_t kVectorMinElements = int64_t{8} * problem::kNumHeads * problem::kQkDim;
+// Vectors in flight per thread in the amax loop: their loads issued before any is used.
+constexpr int kAmaxUnroll = 4;
+
 // Step 1 of the per-tensor fp8 quantizers: the largest bf16 magnitude, as an integer (on
 // magnitudes the integer order is the value order). The harness keeps NaN (a NaN magnitude exceeds
 // every number, so the max is NaN iff some element is); aiter's dynamic quant skips NaN elements.
+__device__ __forceinline__ uint32_t max_magnitude(uint32_t m, uint16_t x, bool skip_nan) {
+  const uint32_t mag = x & kBf16AbsMask;
+  return (skip_nan && mag > kBf16Inf) || mag <= m ? m : mag;
+}
+
+// kAmaxBlocks partial maxima, each of a block's grid-stride share of the vectors (or elements).
 __global__ void __launch_bounds__(kQuantThreads) amax_kernel(QuantArgs a) {
   __shared__ uint32_t scratch[kQuantThreads / kWarpSize];
   const bool skip_nan = a.format == QFormat::fp8_dynamic;
+  const auto n = static_cast<std::size_t>(a.elements);
   uint32_t m = 0;
-  for (std::size_t i = global_thread(); i < static_cast<std::size_t>(a.elements);
-       i += grid_stride()) {
-    const uint32_t mag = a.q[i] & kBf16AbsMask;
-    if (skip_nan && mag > kBf16Inf) continue;
-    m = mag > m ? mag : m;
+  if (a.vector) {
+    const std::size_t vectors = n / kVector;
+    const auto* q = reinterpret_cast<const QVector*>(a.q);
+    for (std::size_t v0 = global_thread(); v0 < vectors; v0 += kAmaxUnroll * grid_stride()) {
+      QVector in[kAmaxUnroll];
+#pragma unroll
+      for (int u = 0; u < kAmaxUnroll; ++u) {
+        const std::size_t v = v0 + u * grid_stride();
+        in[u] = v < vectors ? q[v] : QVector{};
+      }
+#pragma unroll
+      for (int u = 0; u < kAmaxUnroll; ++u)
+#pragma unroll
+        for (int k = 0; k < kVector; ++k) m = max_magnitude(m, in[u].x[k], skip_nan);
+    }
+  } else {
+    for (std::size_t i = global_thread(); i < n; i += grid_stride()) m = max_magnitude(m, a.q[i], skip_nan);
   }
   m = block_max_u32<kQuantThreads>(m, scratch);
   if (threadIdx.x == 0) a.amax[blockIdx.x] = m;
@@ -73,49 +113,97 @@ __device__ float tensor_scale(const QuantArgs& a, uint32_t* scratch) {
   return quant::bf16_to_f32(static_cast<uint16_t>(amax)) * a.recip_max;
 }
 
-// Per-tensor fp8 codes (harness, dynamic, static, cast) and the scale.
-__global__ void __launch_bounds__(kQuantThreads) fp8_encode_kernel(QuantArgs a) {
-  __shared__ uint32_t scratch[kQuantThreads / kWarpSize];
-  const float m = quant::fp8_max(a.fp8);
+// The e4m3fn code of a value already clamped to [-448, 448] (or NaN), f32_to_fp8's: on sm_89 and
+// later one cvt.rn.satfinite (round to nearest even, subnormals included; inside the clamp it never
+// saturates); a NaN takes f32_to_fp8's code, 0x7F with the NaN's sign. Elsewhere f32_to_fp8 itself.
+// (GpuQQuant's log-uniform cases compare every code, subnormal, tie and zero ones included.)
+__device__ __forceinline__ uint8_t e4m3fn_of_clamped(float v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  uint16_t pair;  // the second source operand lands in the low byte
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(pair) : "f"(0.0f), "f"(v));
+  const uint32_t bits = quant::f32_bits(v);
+  return quant::detail::is_nan_bits(bits) ? static_cast<uint8_t>(0x7F | (bits >> 24 & 0x80)) : static_cast<uint8_t>(pair);
+#else
+  return quant::f32_to_fp8(v, quant::Fp8Format::e4m3fn, quant::Overflow::nan);
+#endif
+}
+
+// The fp8 code of a value clamped to [-max, max] (or NaN).
+template <quant::Fp8Format E>
+__device__ __forceinline__ uint8_t fp8_of_clamped(float v) {
+  if constexpr (E == quant::Fp8Format::e4m3fn) {
+    return e4m3fn_of_clamped(v);
+  } else {
+    return quant::f32_to_fp8(v, E, quant::Overflow::nan);
+  }
+}
+
+// The code of one element, for one Q format and one fp8 format (template arguments, so that the
+// conversion's format constants fold). With both read at run time and vector loads, the encode
+// kernel was 5000 instructions (cuobjdump) and took 15.4 µs for 256 tokens; per format, with the
+// division by exact_quotient and e4m3fn by cvt, 1200 and 10.9 µs, 53 instructions issued per
+// element (ncu, device runs 3-4 of 2026-12-04).
+template <QFormat F, quant::Fp8Format E>
+struct Fp8Encoder {
   float scale = 1.0f;  // harness: s; dynamic / static: the scale; cast: unused
   float inv = 1.0f;    // dynamic / static: what x is multiplied by
-  switch (a.format) {
-    case QFormat::fp8_harness:
-      scale = tensor_scale(a, scratch);
-      break;
-    case QFormat::fp8_dynamic:
-      scale = tensor_scale(a, scratch);
-      inv = scale == 0.0f ? 0.0f : 1.0f / scale;  // all-zero input: codes are signed zeros
-      break;
-    case QFormat::fp8_static:
-      scale = a.static_scale;
-      inv = a.static_inv;
-      break;
-    default:
-      break;
-  }
-  if (a.scale != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *a.scale = scale;
-  for (std::size_t i = global_thread(); i < static_cast<std::size_t>(a.elements);
-       i += grid_stride()) {
-    const float x = quant::bf16_to_f32(a.q[i]);
-    uint8_t code = 0;
-    switch (a.format) {
-      case QFormat::fp8_harness: {  // NUMERICS §4 steps 4-6, bf16 intermediates
-        const uint16_t q = quant::f32_to_bf16(x / scale);
-        const uint16_t y = quant::f32_to_bf16(clamp_symmetric(quant::bf16_to_f32(q), m));
-        code = quant::f32_to_fp8(quant::bf16_to_f32(y), a.fp8, quant::Overflow::nan);
-        break;
-      }
-      case QFormat::fp8_dynamic:
-      case QFormat::fp8_static:  // aiter's element rule (NUMERICS §4.1)
-        code = quant::f32_to_fp8(clamp_symmetric(quant::detail::mul_amd_nan(x, inv), m), a.fp8,
-                                 quant::Overflow::nan);
-        break;
-      default:  // fp8_cast
-        code = quant::f32_to_fp8(x, a.fp8, a.cast_overflow);
-        break;
+  ExactDivisor divisor;  // harness: fl32(x / s) by exact_quotient where both are in its window
+  bool divisor_fits = false;
+  quant::Overflow cast_overflow = quant::Overflow::saturate;
+  __device__ uint8_t operator()(uint16_t bits) const {
+    constexpr float m = quant::fp8_max(E);
+    const float x = quant::bf16_to_f32(bits);
+    if constexpr (F == QFormat::fp8_harness) {  // NUMERICS §4 steps 4-6, bf16 intermediates
+      const float quotient = divisor_fits && dividend_in_window(x) ? exact_quotient(x, divisor) : x / scale;
+      const uint16_t q = quant::f32_to_bf16(quotient);
+      const uint16_t y = quant::f32_to_bf16(clamp_symmetric(quant::bf16_to_f32(q), m));
+      return fp8_of_clamped<E>(quant::bf16_to_f32(y));
+    } else if constexpr (F == QFormat::fp8_dynamic || F == QFormat::fp8_static) {
+      // aiter's element rule (NUMERICS §4.1). A NaN product goes to f32_to_fp8 as it is: passed
+      // through the clamp, a negative NaN came out 0x7F, not 0xFF (its sign lost on the way;
+      // GpuQQuant fp8_dynamic_nan_*, device run 4 of 2026-12-04).
+      const float v = quant::detail::mul_amd_nan(x, inv);
+      if (quant::detail::is_nan_bits(quant::f32_bits(v))) return quant::f32_to_fp8(v, E, quant::Overflow::nan);
+      return fp8_of_clamped<E>(clamp_symmetric(v, m));
+    } else {
+      static_assert(F == QFormat::fp8_cast);
+      return quant::f32_to_fp8(x, E, cast_overflow);
     }
-    a.codes[i] = code;
+  }
+};
+
+// Per-tensor fp8 codes (harness, dynamic, static, cast) and the scale.
+template <QFormat F, quant::Fp8Format E>
+__global__ void __launch_bounds__(kQuantThreads) fp8_encode_kernel(QuantArgs a) {
+  __shared__ uint32_t scratch[kQuantThreads / kWarpSize];
+  Fp8Encoder<F, E> enc;
+  enc.cast_overflow = a.cast_overflow;
+  if constexpr (F == QFormat::fp8_harness || F == QFormat::fp8_dynamic) {
+    enc.scale = tensor_scale(a, scratch);
+    if constexpr (F == QFormat::fp8_dynamic) {
+      enc.inv = enc.scale == 0.0f ? 0.0f : 1.0f / enc.scale;  // all-zero input: codes are signed zeros
+    } else {
+      enc.divisor = exact_divisor(enc.scale);
+      enc.divisor_fits = divisor_in_window(enc.scale);
+    }
+  } else if constexpr (F == QFormat::fp8_static) {
+    enc.scale = a.static_scale;
+    enc.inv = a.static_inv;
+  }
+  if (a.scale != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *a.scale = enc.scale;
+  const auto n = static_cast<std::size_t>(a.elements);
+  if (!a.vector) {
+    for (std::size_t i = global_thread(); i < n; i += grid_stride()) a.codes[i] = enc(a.q[i]);
+    return;
+  }
+  const auto* q = reinterpret_cast<const QVector*>(a.q);
+  auto* codes = reinterpret_cast<CodeVector*>(a.codes);
+  for (std::size_t v = global_thread(); v < n / kVector; v += grid_stride()) {
+    const QVector in = q[v];
+    CodeVector out;
+#pragma unroll
+    for (int k = 0; k < kVector; ++k) out.c[k] = enc(in.x[k]);
+    codes[v] = out;
   }
 }
 
@@ -175,6 +263,28 @@ unsigned grid_for(int64_t work) {
   return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, kMaxBlocks));
 }
 
+// The amax kernel where the format has a per-tensor scale, then the encode kernel of the recipe's
+// fp8 format.
+template <QFormat F>
+void launch_fp8(const QuantArgs& args, hipStream_t stream) {
+  QuantArgs a = args;
+  a.vector = a.elements >= kVectorMinElements && reinterpret_cast<std::uintptr_t>(a.q) % sizeof(QVector) == 0 &&
+             reinterpret_cast<std::uintptr_t>(a.codes) % sizeof(CodeVector) == 0 && a.elements % kVector == 0;
+  if constexpr (F == QFormat::fp8_harness || F == QFormat::fp8_dynamic) {
+    amax_kernel<<<kAmaxBlocks, kQuantThreads, 0, stream>>>(a);
+    MLACHECK_GPU_CHECK(hipGetLastError());
+  }
+  const unsigned grid = grid_for(a.vector ? a.elements / kVector : a.elements);
+  switch (a.fp8) {
+    case quant::Fp8Format::e4m3fn:
+      fp8_encode_kernel<F, quant::Fp8Format::e4m3fn><<<grid, kQuantThreads, 0, stream>>>(a);
+      break;
+    case quant::Fp8Format::e4m3fnuz:
+      fp8_encode_kernel<F, quant::Fp8Format::e4m3fnuz><<<grid, kQuantThreads, 0, stream>>>(a);
+      break;
+  }
+}
+
 }  // namespace
 
 void launch_q_quant(const QuantArgs& args, StreamHandle handle) {
@@ -182,13 +292,16 @@ void launch_q_quant(const QuantArgs& args, StreamHandle handle) {
   const auto stream = static_cast<hipStream_t>(handle);
   switch (args.format) {
     case QFormat::fp8_harness:
+      launch_fp8<QFormat::fp8_harness>(args, stream);
+      break;
     case QFormat::fp8_dynamic:
-      amax_kernel<<<kAmaxBlocks, kQuantThreads, 0, stream>>>(args);
-      MLACHECK_GPU_CHECK(hipGetLastError());
-      [[fallthrough]];
+      launch_fp8<QFormat::fp8_dynamic>(args, stream);
+      break;
     case QFormat::fp8_static:
+      launch_fp8<QFormat::fp8_static>(args, stream);
+      break;
     case QFormat::fp8_cast:
-      fp8_encode_kernel<<<grid_for(args.elements), kQuantThreads, 0, stream>>>(args);
+      launch_fp8<QFormat::fp8_cast>(args, stream);
       break;
     case QFormat::mxfp4_dynamic:
       // The kernel reads Q a pair of elements at a time.

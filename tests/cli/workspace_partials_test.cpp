@@ -3,7 +3,8 @@
 // workspace whose every stored value names its row: a uniform plan (row t·S + s), a chunked plan
 // with q_len 2 and unequal split counts (rows part_start[b] + i·S_b + s, missing splits 0 / -inf),
 // a balanced plan read the same way,
-// base-2 LSEs converted to ln, a missing region refused.
+// base-2 LSEs converted to ln, rows past the list's own count read where the kernel wrote them, a
+// list outside the workspace and a missing region refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -106,6 +107,42 @@ TEST(CliWorkspacePartials, BalancedPlanRowsFollowTheWorkListAsChunkedOnes) {
   for (int64_t s = 1; s < 3; ++s) expect_slot(p, 0, s, -1);
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t s = 0; s < 3; ++s) expect_slot(p, 1 + i, s, 1 + i * 3 + s);
+}
+
+TEST(CliWorkspacePartials, RowsPastTheWorkListsOwnEndAreReadWhereTheKernelWroteThem) {
+  // The planted fault persistent-partials-unscaled: part_start not scaled by q_len (request 1's
+  // q_len 2 x 3 rows from row 1 end at row 7, the list says 4). The capture reads rows 1 .. 6 as
+  // the kernel wrote them, inside the workspace's partial rows (it crashed on the device reading
+  // past the list's count: device run 4 of 2026-12-04).
+  const problem::Batch batch({0, 1, 3}, {0, 100, 400}, {}, 1, 400);
+  const problem::SplitPlan plan = problem::SplitPlan::balanced_over(4, 64, 2);
+  const gpu::WorkspaceLayout layout = gpu::workspace_layout(*problem::find_recipe("a16w16"), plan, 3, 2, 300);
+  std::vector<unsigned char> ws = filled(layout, 7);
+  put(ws, layout.item_start, std::vector<int32_t>{0, 1, 4});
+  put(ws, layout.part_start, std::vector<int64_t>{0, 1, 4});
+  const SchemaPartials p = schema_partials(batch, plan, layout, ws, false);
+  ASSERT_EQ(p.splits, 3);
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t s = 0; s < 3; ++s) expect_slot(p, 1 + i, s, 1 + i * 3 + s);
+}
+
+TEST(CliWorkspacePartials, AWorkListOutsideTheWorkspaceIsRefused) {
+  const problem::Batch batch({0, 1, 3}, {0, 100, 400}, {}, 1, 400);
+  const problem::SplitPlan plan = problem::SplitPlan::balanced_over(4, 64, 2);
+  const gpu::WorkspaceLayout layout = gpu::workspace_layout(*problem::find_recipe("a16w16"), plan, 3, 2, 300);
+  const int64_t rows = plan.max_partial_rows(3, problem::kMaxQSeqLen, 300);
+  const auto with_list = [&](std::vector<int32_t> items, std::vector<int64_t> parts) {
+    std::vector<unsigned char> ws = filled(layout, rows);
+    put(ws, layout.item_start, items);
+    put(ws, layout.part_start, parts);
+    return ws;
+  };
+  // Request 1's 2 x 3 rows would end one past the last row; a negative split count; a negative row.
+  EXPECT_THROW(schema_partials(batch, plan, layout, with_list({0, 1, 4}, {0, rows - 5, rows}), false), std::runtime_error);
+  EXPECT_THROW(schema_partials(batch, plan, layout, with_list({0, 1, 0}, {0, 1, 1}), false), std::runtime_error);
+  EXPECT_THROW(schema_partials(batch, plan, layout, with_list({0, 1, 4}, {0, -1, 5}), false), std::runtime_error);
+  // The same list ending on the last row is read.
+  EXPECT_NO_THROW(schema_partials(batch, plan, layout, with_list({0, 1, 4}, {0, rows - 6, rows}), false));
 }
 
 TEST(CliWorkspacePartials, AMissingRegionIsRefused) {

@@ -51,10 +51,27 @@ std::vector<uint16_t> make_q(int tokens, float scale, uint32_t seed, bool edges)
   return q;
 }
 
+// [tokens, 16, 576] bf16 of both signs whose magnitudes are spread evenly over 2^-40 .. 2^10 with
+// random significands: after the per-tensor scale, the fp8 codes of every binade, the subnormal ones,
+// ties (a bf16 significand's low 4 bits 1000) and the values that round to zero.
+std::vector<uint16_t> make_q_log_uniform(int tokens, uint32_t seed) {
+  std::vector<uint16_t> q(static_cast<std::size_t>(tokens) * problem::kNumHeads * problem::kQkDim);
+  uint32_t s = seed;
+  for (uint16_t& x : q) {
+    s ^= s << 13;
+    s ^= s >> 17;
+    s ^= s << 5;
+    const uint32_t exponent = 127 - 40 + (s >> 8) % 51;  // biased, 2^-40 .. 2^10
+    x = static_cast<uint16_t>((s & 0x8000u) | exponent << 7 | (s & 0x7Fu));
+  }
+  return q;
+}
+
 struct QCase {
   std::string name;
   problem::Recipe recipe;
   std::vector<uint16_t> q;
+  std::size_t q_offset = 0;  // elements: odd misaligns Q for the fp8 kernels' vector loads
 };
 
 std::vector<QCase> make_q_cases() {
@@ -96,6 +113,50 @@ std::vector<QCase> make_q_cases() {
         {5, 0x7FC0}, {31, 0xFFC1}, {40, 0x7F80}, {64, 0x7FC0}, {100, 0xFF80}, {127, 0x7FA0}, {129, 0x7FC0}};
     for (const auto& [at, bits] : planted) q[at] = bits;
     out.push_back({"a4w4_nan_inf", with("a4w4", none), q});
+  }
+  // The fp8 kernels' loops (gpu/common/q_quant.hip): element-wise below 8 tokens (5 here) and for a Q
+  // not 16-byte aligned, by vectors of 8 from 8 tokens on (37 above; 300: the amax grid-stride loop
+  // several times past its unrolled vectors).
+  for (const bool edges : {false, true}) {
+    const std::string tag = edges ? "_edges" : "_harness";
+    const std::vector<uint16_t> q5 = make_q(5, 0.02f, edges ? 17u : 13u, edges);
+    out.push_back({"a8w8_5_tokens" + tag, with("a8w8", none), q5});
+    out.push_back({"fp8_dynamic_5_tokens" + tag,
+                   with("a8w8", [](problem::Recipe& r) { r.q = QFormat::fp8_dynamic; }), q5});
+  }
+  {
+    const std::vector<uint16_t> q = make_q(37, 0.02f, 29u, true);
+    out.push_back({"a8w8_misaligned_edges", with("a8w8", none), q, 1});
+    out.push_back({"fp8_dynamic_misaligned_edges",
+                   with("a8w8", [](problem::Recipe& r) { r.q = QFormat::fp8_dynamic; }), q, 3});
+    out.push_back({"a8w8_static_misaligned_edges", with("a8w8-static", none), q, 1});
+    out.push_back({"a8w8_cast_misaligned_edges", with("a8w8-cast", none), q, 1});
+  }
+  {
+    const std::vector<uint16_t> q = make_q_log_uniform(9, 41u);
+    out.push_back({"a8w8_log_uniform", with("a8w8", none), q});
+    out.push_back({"a8w8_fnuz_log_uniform",
+                   with("a8w8", [](problem::Recipe& r) { r.fp8 = quant::Fp8Format::e4m3fnuz; }), q});
+    out.push_back({"fp8_dynamic_log_uniform",
+                   with("a8w8", [](problem::Recipe& r) { r.q = QFormat::fp8_dynamic; }), q});
+    out.push_back({"a8w8_static_log_uniform", with("a8w8-static", none), q});
+    out.push_back({"a8w8_cast_log_uniform", with("a8w8-cast", none), q});
+  }
+  // NaN in Q: the harness's amax is NaN (every code NaN), aiter's dynamic amax skips it: 5 tokens
+  // and 37.
+  for (const int tokens : {5, 37}) {
+    std::vector<uint16_t> q = make_q(tokens, 0.02f, 37u, true);
+    for (const std::size_t at : {std::size_t{3}, q.size() / 2 + 5, q.size() - 1}) q[at] = at % 2 ? 0xFFC1 : 0x7FC0;
+    const std::string n = std::to_string(tokens);
+    out.push_back({"a8w8_nan_" + n + "_tokens", with("a8w8", none), q});
+    out.push_back({"fp8_dynamic_nan_" + n + "_tokens",
+                   with("a8w8", [](problem::Recipe& r) { r.q = QFormat::fp8_dynamic; }), q});
+  }
+  {
+    const std::vector<uint16_t> q = make_q(300, 0.02f, 31u, true);
+    out.push_back({"a8w8_300_tokens_edges", with("a8w8", none), q});
+    out.push_back({"fp8_dynamic_300_tokens_edges",
+                   with("a8w8", [](problem::Recipe& r) { r.q = QFormat::fp8_dynamic; }), q});
   }
   out.push_back({"a8w8_all_zero", *problem::find_recipe("a8w8"), make_q(2, 0.0f, 1, false)});
   out.push_back({"fp8_dynamic_all_zero",
@@ -159,8 +220,12 @@ TEST(GpuQQuantCases, HostSideIsWellFormed) {
     const bool mx = c.recipe.q == QFormat::mxfp4_dynamic;
     EXPECT_EQ(h.codes.size(), mx ? c.q.size() / 2 : c.q.size()) << c.name;
     EXPECT_EQ(h.block_scales.size(), mx ? c.q.size() / 32 : 0u) << c.name;
-    if (c.recipe.q == QFormat::fp8_harness) {  // a bf16 value (NUMERICS §4 step 3)
-      EXPECT_EQ(quant::bf16_to_f32(quant::f32_to_bf16(h.scale)), h.scale) << c.name;
+    if (c.recipe.q == QFormat::fp8_harness) {  // a bf16 value (NUMERICS §4 step 3), NaN where Q holds one
+      if (std::isnan(h.scale)) {
+        EXPECT_NE(c.name.find("nan"), std::string::npos) << c.name;
+      } else {
+        EXPECT_EQ(quant::bf16_to_f32(quant::f32_to_bf16(h.scale)), h.scale) << c.name;
+      }
     }
     if (c.recipe.q == QFormat::fp8_static) {
       EXPECT_EQ(h.scale, problem::static_q_scale(c.recipe)) << c.name;
@@ -175,7 +240,7 @@ TEST_P(GpuQQuant, DeviceMatchesQuantBulkBitForBit) {
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
   const QCase& c = q_cases().at(GetParam());
   const HostQ want = host_quantize(c.recipe, c.q);
-  const DeviceQuantizedQ got = quantize_q_on_device(c.recipe, c.q);
+  const DeviceQuantizedQ got = quantize_q_on_device(c.recipe, c.q, c.q_offset);
   ASSERT_EQ(got.codes.size(), want.codes.size());
   int wrong = 0;
   for (std::size_t i = 0; i < want.codes.size(); ++i)
