@@ -93,15 +93,24 @@ TEST(CliWorkspacePartials, ChunkedPlanRowsFollowTheWorkListAndPadMissingSplits) 
     for (int64_t s = 0; s < 5; ++s) expect_slot(p, 1 + i, s, 2 + i * 5 + s, true);
 }
 
+// Requests of q_len 1 (100 keys) and q_len 2 (300 keys) under a balanced plan, every partial row of
+// the workspace filled, and the work list a test gives.
+struct BalancedTwoRequests {
+  problem::Batch batch = problem::Batch({0, 1, 3}, {0, 100, 400}, {}, 1, 400);
+  problem::SplitPlan plan = problem::SplitPlan::balanced_over(4, 64, 2);
+  gpu::WorkspaceLayout layout = gpu::workspace_layout(*problem::find_recipe("a16w16"), plan, 3, 2, 300);
+  int64_t rows = plan.max_partial_rows(3, problem::kMaxQSeqLen, 300);  // the workspace's partial rows
+  SchemaPartials read(const std::vector<int32_t>& item_start, const std::vector<int64_t>& part_start) const {
+    std::vector<unsigned char> ws = filled(layout, rows);
+    put(ws, layout.item_start, item_start);
+    put(ws, layout.part_start, part_start);
+    return schema_partials(batch, plan, layout, ws, false);
+  }
+};
+
 TEST(CliWorkspacePartials, BalancedPlanRowsFollowTheWorkListAsChunkedOnes) {
-  // Request 0: q_len 1, 1 piece; request 1: q_len 2, 3 pieces (rows 1 + i·3 + s).
-  const problem::Batch batch({0, 1, 3}, {0, 100, 400}, {}, 1, 400);
-  const problem::SplitPlan plan = problem::SplitPlan::balanced_over(4, 64, 2);
-  const gpu::WorkspaceLayout layout = gpu::workspace_layout(*problem::find_recipe("a16w16"), plan, 3, 2, 300);
-  std::vector<unsigned char> ws = filled(layout, 7);
-  put(ws, layout.item_start, std::vector<int32_t>{0, 1, 4});
-  put(ws, layout.part_start, std::vector<int64_t>{0, 1, 7});
-  const SchemaPartials p = schema_partials(batch, plan, layout, ws, false);
+  // Request 0: 1 piece; request 1: 3 pieces (rows 1 + i·3 + s).
+  const SchemaPartials p = BalancedTwoRequests{}.read({0, 1, 4}, {0, 1, 7});
   ASSERT_EQ(p.splits, 3);
   expect_slot(p, 0, 0, 0);
   for (int64_t s = 1; s < 3; ++s) expect_slot(p, 0, s, -1);
@@ -114,35 +123,20 @@ TEST(CliWorkspacePartials, RowsPastTheWorkListsOwnEndAreReadWhereTheKernelWroteT
   // q_len 2 x 3 rows from row 1 end at row 7, the list says 4). The capture reads rows 1 .. 6 as
   // the kernel wrote them, inside the workspace's partial rows (it crashed on the device reading
   // past the list's count: device run 4 of 2026-12-04).
-  const problem::Batch batch({0, 1, 3}, {0, 100, 400}, {}, 1, 400);
-  const problem::SplitPlan plan = problem::SplitPlan::balanced_over(4, 64, 2);
-  const gpu::WorkspaceLayout layout = gpu::workspace_layout(*problem::find_recipe("a16w16"), plan, 3, 2, 300);
-  std::vector<unsigned char> ws = filled(layout, 7);
-  put(ws, layout.item_start, std::vector<int32_t>{0, 1, 4});
-  put(ws, layout.part_start, std::vector<int64_t>{0, 1, 4});
-  const SchemaPartials p = schema_partials(batch, plan, layout, ws, false);
+  const SchemaPartials p = BalancedTwoRequests{}.read({0, 1, 4}, {0, 1, 4});
   ASSERT_EQ(p.splits, 3);
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t s = 0; s < 3; ++s) expect_slot(p, 1 + i, s, 1 + i * 3 + s);
 }
 
 TEST(CliWorkspacePartials, AWorkListOutsideTheWorkspaceIsRefused) {
-  const problem::Batch batch({0, 1, 3}, {0, 100, 400}, {}, 1, 400);
-  const problem::SplitPlan plan = problem::SplitPlan::balanced_over(4, 64, 2);
-  const gpu::WorkspaceLayout layout = gpu::workspace_layout(*problem::find_recipe("a16w16"), plan, 3, 2, 300);
-  const int64_t rows = plan.max_partial_rows(3, problem::kMaxQSeqLen, 300);
-  const auto with_list = [&](std::vector<int32_t> items, std::vector<int64_t> parts) {
-    std::vector<unsigned char> ws = filled(layout, rows);
-    put(ws, layout.item_start, items);
-    put(ws, layout.part_start, parts);
-    return ws;
-  };
+  const BalancedTwoRequests b;
   // Request 1's 2 x 3 rows would end one past the last row; a negative split count; a negative row.
-  EXPECT_THROW(schema_partials(batch, plan, layout, with_list({0, 1, 4}, {0, rows - 5, rows}), false), std::runtime_error);
-  EXPECT_THROW(schema_partials(batch, plan, layout, with_list({0, 1, 0}, {0, 1, 1}), false), std::runtime_error);
-  EXPECT_THROW(schema_partials(batch, plan, layout, with_list({0, 1, 4}, {0, -1, 5}), false), std::runtime_error);
+  EXPECT_THROW(b.read({0, 1, 4}, {0, b.rows - 5, b.rows}), std::runtime_error);
+  EXPECT_THROW(b.read({0, 1, 0}, {0, 1, 1}), std::runtime_error);
+  EXPECT_THROW(b.read({0, 1, 4}, {0, -1, 5}), std::runtime_error);
   // The same list ending on the last row is read.
-  EXPECT_NO_THROW(schema_partials(batch, plan, layout, with_list({0, 1, 4}, {0, rows - 6, rows}), false));
+  EXPECT_NO_THROW(b.read({0, 1, 4}, {0, b.rows - 6, b.rows}));
 }
 
 TEST(CliWorkspacePartials, AMissingRegionIsRefused) {
