@@ -32,7 +32,9 @@ static_assert(std::atomic<int>::is_always_lock_free, "used in a signal handler")
 extern "C" void remove_temporaries_and_reraise(int sig) {
   if (creating.load() > 0) {  // a temporary may exist unregistered: its creator raises sig again
     deferred_signal.store(sig);
-    return;
+    // Unless the last creation ended between the load and the store, and took no signal: then
+    // whichever of the two takes it back from deferred_signal raises it.
+    if (creating.load() > 0 || deferred_signal.exchange(0) == 0) return;
   }
   for (Slot& s : slots)
     if (s.live.load()) ::unlink(s.path);
