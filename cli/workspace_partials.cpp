@@ -31,7 +31,7 @@ SchemaPartials schema_partials(const problem::Batch& batch, const problem::Split
     S = 0;
     for (int64_t b = 0; b < B; ++b) {
       const int64_t count = int64_t{item[b + 1]} - item[b], first = part[b];
-      if (count < 0 || first < 0 || count > stored_rows || first > stored_rows - batch.q_len(b) * count)
+      if (count < 0 || first < 0 || first > stored_rows - batch.q_len(b) * count)
         throw std::runtime_error("the workspace's work list puts request " + std::to_string(b) + "'s " +
                                  std::to_string(count) + " splits at partial row " + std::to_string(first) +
                                  ", outside the " + std::to_string(stored_rows) + " rows the workspace holds");

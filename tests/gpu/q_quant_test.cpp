@@ -27,16 +27,19 @@ namespace {
 
 using problem::QFormat;
 
+// Marsaglia's xorshift32: the next state of s.
+uint32_t xorshift32(uint32_t& s) {
+  s ^= s << 13;
+  s ^= s >> 17;
+  s ^= s << 5;
+  return s;
+}
+
 // [tokens, 16, 576] bf16: xorshift normals-ish (sum of uniforms) * scale, with edge values planted.
 std::vector<uint16_t> make_q(int tokens, float scale, uint32_t seed, bool edges) {
   std::vector<uint16_t> q(static_cast<std::size_t>(tokens) * problem::kNumHeads * problem::kQkDim);
   uint32_t s = seed;
-  const auto next = [&] {
-    s ^= s << 13;
-    s ^= s >> 17;
-    s ^= s << 5;
-    return static_cast<float>(s) / 4294967296.0f;
-  };
+  const auto next = [&] { return static_cast<float>(xorshift32(s)) / 4294967296.0f; };
   for (uint16_t& x : q) {
     const float z = (next() + next() + next() + next() - 2.0f) * 1.7f;
     x = quant::f32_to_bf16(z * scale);
@@ -56,13 +59,13 @@ std::vector<uint16_t> make_q(int tokens, float scale, uint32_t seed, bool edges)
 // ties (a bf16 significand's low 4 bits 1000) and the values that round to zero.
 std::vector<uint16_t> make_q_log_uniform(int tokens, uint32_t seed) {
   std::vector<uint16_t> q(static_cast<std::size_t>(tokens) * problem::kNumHeads * problem::kQkDim);
+  constexpr int kLowest = -40, kHighest = 10;  // the binades 2^kLowest .. 2^kHighest
+  constexpr uint32_t kBias = 127, kSign = 0x8000, kMantissa = 0x7F, kMantissaBits = 7;  // bf16
   uint32_t s = seed;
   for (uint16_t& x : q) {
-    s ^= s << 13;
-    s ^= s >> 17;
-    s ^= s << 5;
-    const uint32_t exponent = 127 - 40 + (s >> 8) % 51;  // biased, 2^-40 .. 2^10
-    x = static_cast<uint16_t>((s & 0x8000u) | exponent << 7 | (s & 0x7Fu));
+    const uint32_t r = xorshift32(s);
+    const uint32_t exponent = kBias + kLowest + (r >> 8) % (kHighest - kLowest + 1);
+    x = static_cast<uint16_t>((r & kSign) | exponent << kMantissaBits | (r & kMantissa));
   }
   return q;
 }
