@@ -53,6 +53,7 @@ struct QueryOut {
   float* partial_lse = nullptr;  // [S, 16]
   float* sum_rounding = nullptr;          // [16]
   float* partial_sum_rounding = nullptr;  // [S, 16]
+  float* partial_flip = nullptr;          // [S, 16, 512] (capture_partials with p_flips)
   float* spread = nullptr;         // [16, 512]
   float* spread_abs = nullptr;     // [16, 512]
   float* underflow = nullptr;      // [16, 512]
@@ -420,11 +421,13 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const Q
   const problem::SoftmaxBase base = c.recipe.base;
   uint16_t* out = q_out.out;
   float* lse = q_out.lse;
-  const auto keep_partial = [&](int sp, const float* o, const float* ls, const float* sr) {
+  const auto keep_partial = [&](int sp, const float* o, const float* ls, const float* sr, const float* flip) {
     if (!q_out.partial_out) return;
     std::copy(o, o + kNumHeads * kVDim, q_out.partial_out + static_cast<int64_t>(sp) * kNumHeads * kVDim);
     for (int h = 0; h < kNumHeads; ++h) q_out.partial_lse[sp * kNumHeads + h] = natural_lse(base, ls[h]);
     std::copy(sr, sr + kNumHeads, q_out.partial_sum_rounding + sp * kNumHeads);
+    if (q_out.partial_flip && flip)
+      std::copy(flip, flip + kNumHeads * kVDim, q_out.partial_flip + static_cast<int64_t>(sp) * kNumHeads * kVDim);
   };
 
   if (!c.schedule.split_k()) {  // no split-K
@@ -436,7 +439,7 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const Q
     if (q_out.out_f32) std::copy(o, o + kNumHeads * kVDim, q_out.out_f32);
     for (int h = 0; h < kNumHeads; ++h) lse[h] = natural_lse(base, ls[h]);
     std::copy(sr, sr + kNumHeads, q_out.sum_rounding);
-    keep_partial(0, o, ls, sr);
+    keep_partial(0, o, ls, sr, q_out.flip);
     return;
   }
 
@@ -446,13 +449,12 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const Q
     float* o = ws.part_o.data() + static_cast<int64_t>(sp) * kNumHeads * kVDim;
     float* ls = ws.part_lse.data() + sp * kNumHeads;
     float* sr = ws.part_sum_rounding.data() + sp * kNumHeads;
+    float* flip = q_out.flip ? ws.part_flip.data() + static_cast<int64_t>(sp) * kNumHeads * kVDim : nullptr;
     run_split(c, b, ranges[static_cast<std::size_t>(sp)].begin,
-              ranges[static_cast<std::size_t>(sp)].end, visible, ws, o, ls, sr, nullptr,
-              q_out.flip ? ws.part_flip.data() + static_cast<int64_t>(sp) * kNumHeads * kVDim
-                         : nullptr);
+              ranges[static_cast<std::size_t>(sp)].end, visible, ws, o, ls, sr, nullptr, flip);
     if (c.recipe.partial == problem::PartialFormat::bf16)
       for (int e2 = 0; e2 < kNumHeads * kVDim; ++e2) o[e2] = round_to_bf16(o[e2]);
-    keep_partial(sp, o, ls, sr);
+    keep_partial(sp, o, ls, sr, flip);
   }
   // The merged row sum is a positive combination of the splits' sums: its relative change is at
   // most the largest of theirs.
@@ -589,6 +591,7 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
     r.partial_out.assign(T * static_cast<std::size_t>(most_splits) * row_values, 0.0f);
     r.partial_lse.assign(T * static_cast<std::size_t>(most_splits) * kNumHeads, kNegInf);
     r.partial_sum_rounding.assign(T * static_cast<std::size_t>(most_splits) * kNumHeads, 0.0f);
+    if (options.p_flips) r.partial_p_flip.assign(T * static_cast<std::size_t>(most_splits) * row_values, 0.0f);
   }
   if (options.sensitivity) {
     r.pv_spread.assign(T * row_values, 0.0f);
@@ -631,6 +634,8 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
           qo.partial_lse = r.partial_lse.data() + row * static_cast<std::size_t>(most_splits) * kNumHeads;
           qo.partial_sum_rounding =
               r.partial_sum_rounding.data() + row * static_cast<std::size_t>(most_splits) * kNumHeads;
+          if (options.p_flips)
+            qo.partial_flip = r.partial_p_flip.data() + row * static_cast<std::size_t>(most_splits) * row_values;
         }
         if (options.sensitivity) {
           qo.spread = r.pv_spread.data() + row * row_values;

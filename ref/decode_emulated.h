@@ -110,6 +110,9 @@ struct EmulatedResult {
   // scale: the later rescalings, 1 / l and the merge weight): what every possible flip together can
   // move the output by, in this schedule.
   std::vector<float> p_flip;
+  // capture_partials with p_flips: p_flip of each split's own output (its keys, over its l), as
+  // partial_out [total_q, S, 16, 512]; what a split partial's P codes can flip by.
+  std::vector<float> partial_p_flip;
 };
 
 // q_bf16: [total_q, 16, 576] bf16 bits; cache: in recipe.kv's format with batch.cache_rows() rows

@@ -44,6 +44,59 @@ def kernel(script, golden, out, *extra):
         raise SystemExit("the example kernel failed")
 
 
+def drift_stages_both_ways(binary, work, golden):
+    """drift's split partials on 32 splits of 64 keys: faults of the size the old allowance hid are
+    localized, correct kernels (l from unrounded or rounded P) pass, and an LSE fault is the LSEs'."""
+    def first_failure(out, tag, schedule="splits=32,tile=32"):
+        r = run(binary, "drift", golden, out, "--recipe", "a16w16:base=2", "--schedule", schedule,
+                "--json", work / f"drift_{tag}.json")
+        d = json.loads((work / f"drift_{tag}.json").read_text()) if r.returncode in (0, 1) else {}
+        return r.returncode, d.get("first_failure")
+
+    for tag, extra in (("s32", []), ("s32_rounded_l", ["--l-rounded"])):
+        out = work / f"{tag}.safetensors"
+        kernel("numpy_decode.py", golden, out, "--splits", "32", "--tile", "32", *extra)
+        rc, first = first_failure(out, tag)
+        check(rc == 0 and first is None,
+              "32 splits %s: drift finds every stage within its bound (exit %d, first failure %s)" % (tag, rc, first))
+    # Skipped rope dims (scores over dims 0..511): on this harness data its LSEs stay within the
+    # rounded-P allowance (check/lse.h) and, before the partials were judged as their share
+    # o e^lse with their measured P code flips, its partials too (0.68x): drift put it at 'output'.
+    skip = work / "skip_rope.safetensors"
+    r = run(sys.executable, "-c", f"""
+import sys
+sys.path.insert(0, {str(ROOT / "examples")!r})
+import numpy_decode as nd
+plain = nd.split_partials
+def skip_rope(q, k, v, n_req, n_visible):
+    q = q.copy(); q[:, 512:] = 0
+    return plain(q, k, v, n_req, n_visible)
+nd.split_partials = skip_rope
+nd.main([sys.argv[1], sys.argv[2], "--splits", "32", "--tile", "32"])
+""", golden, skip)
+    check(r.returncode == 0, "the skip-rope kernel runs (exit %d: %s)" % (r.returncode, r.stderr[-300:]))
+    rc, first = first_failure(skip, "skip_rope")
+    check(rc == 1 and first == "split partials",
+          "skipped rope dims on 32 splits: drift localizes them at the split partials (exit %d, first failure %s)"
+          % (rc, first))
+    # Every split LSE off by 0.05 (beyond its allowance), partials and merge untouched: the LSEs'
+    # fault, the partials judged on their own.
+    shifted = work / "split_lse_shifted.safetensors"
+    r = run(sys.executable, "-c", f"""
+import sys, ml_dtypes, numpy as np
+from safetensors import safe_open
+from safetensors.numpy import save_file
+with safe_open(sys.argv[1], "np") as f:
+    t = {{k: f.get_tensor(k) for k in f.keys()}}
+t["partial_lse"] = (t["partial_lse"] + np.float32(0.05)).astype(np.float32)
+save_file(t, sys.argv[2])
+""", work / "s32.safetensors", shifted)
+    check(r.returncode == 0, "write the shifted split LSEs (exit %d: %s)" % (r.returncode, r.stderr[-300:]))
+    rc, first = first_failure(shifted, "split_lse_shifted")
+    check(rc == 1 and first == "split LSEs",
+          "split LSEs off by 0.05: drift localizes them at the split LSEs (exit %d, first failure %s)" % (rc, first))
+
+
 def main():
     binary, work = sys.argv[1], Path(sys.argv[2])
     work.mkdir(parents=True, exist_ok=True)
@@ -116,6 +169,7 @@ save_file(t, sys.argv[2])
     check(r.returncode == 0 and d.get("first_failure") is None,
           "4 x 2048, l summed from the rounded P: drift finds every stage within its bound (exit %d, first failure %s)"
           % (r.returncode, d.get("first_failure")))
+    drift_stages_both_ways(binary, work, long_golden)
     for wrong in ("splits=3,tile=64", "splits=4"):
         r = run(binary, "compare", long_golden, long_out, "--recipe", "a16w16:base=2", "--schedule", wrong)
         check(r.returncode == 1 and "repro: mlacheck compare" in r.stdout,
