@@ -41,10 +41,13 @@ __device__ __forceinline__ uint32_t q_pair(const AttentionArgs& a, int64_t row, 
 __device__ __forceinline__ int32_t page_of(const AttentionArgs& a, int64_t page_base, int64_t t) {
   return a.kv_indices[page_base + static_cast<uint32_t>(t) / static_cast<uint32_t>(a.page_size)];
 }
-__device__ __forceinline__ int64_t row_in_page(const AttentionArgs& a, int64_t page, int64_t t) {
-  const int64_t within = static_cast<uint32_t>(t) % static_cast<uint32_t>(a.page_size);
+// The cache row `within` rows into page `page`.
+__device__ __forceinline__ int64_t page_row(const AttentionArgs& a, int64_t page, int64_t within) {
   if (MLACHECK_MUTANT(a, page_number_as_row)) return page + within;  // gpu/mutants.h
   return page * a.page_size + within;
+}
+__device__ __forceinline__ int64_t row_in_page(const AttentionArgs& a, int64_t page, int64_t t) {
+  return page_row(a, page, static_cast<uint32_t>(t) % static_cast<uint32_t>(a.page_size));
 }
 
 // Cache row of key t of request b (problem/batch.h's kv_row).

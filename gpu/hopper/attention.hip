@@ -852,59 +852,132 @@ __device__ __forceinline__ bool tile_is_one_run(const int32_t (&key_rows)[2], in
   return __all_sync(0xFFFFFFFFu, follows);
 }
 
+// Where a producer finds a tile's cache rows, one kind of cache each: tile(a, k, t, lane, key_rows,
+// first_row) says whether the tile's rows are consecutive from first_row, else key_rows holds each
+// key's row (PagedTileRows::rows). The producers' tile loops are instantiated per kind (produce_
+// fp8_tiles, produce_mxfp4_tiles) so that only its own state lives across the loop: one loop over
+// both paged kinds spilled 94-128 bytes in the MXFP4 producers (ptxas), where main's spilled 4.
+struct ContiguousTiles {
+  static constexpr bool kPaged = false;
+  int64_t row0 = 0;  // the token's first key's row
+  __device__ void start(const AttentionArgs&, const WorkItem& w, const TokenKeys& k, int) {
+    row0 = int64_t{w.row0} + k.first;
+  }
+  __device__ bool tile(const AttentionArgs&, const TokenKeys&, int t, int, int32_t (&)[2], int64_t& first_row) {
+    first_row = row0 + static_cast<int64_t>(t) * kTileKeys;
+    return true;
+  }
+};
+
+// Paged caches whose pages hold whole tiles (page_size % kTileKeys == 0), read by a split that
+// starts on a tile boundary (a uniform plan's ceil(L / S) keys a split, a multiple of 64: 32 x 4096
+// in 4 splits): every tile lies in one page, its rows consecutive from
+// kv_indices[page_base + t0 / page_size] * page_size + t0 % page_size. One page table entry a page,
+// loaded by every lane alike (one broadcast load) a tile before its page's first tile is copied;
+// no per-key division and no vote.
+// (PagedTileRows and tile_is_one_run were the whole paged MXFP4 overhead: without them the
+// producer ran a16w4 at 32 x 4096 in 44.2 µs against 53.0 paged and 44.0 contiguous, device run 5
+// of 2026-12-04.)
+struct PagedTileStarts {
+  static constexpr bool kPaged = true;
+  int64_t page_base = 0;
+  uint32_t page = 0, within = 0;  // tile t's page (its index in the request's) and first row in it
+  int32_t entry = 0;              // kv_indices of `page`
+  __device__ static bool apply(const AttentionArgs& a, const TokenKeys& k) {
+    return a.page_size % kTileKeys == 0 && k.first % kTileKeys == 0;
+  }
+  __device__ void start(const AttentionArgs& a, const WorkItem& w, const TokenKeys& k, int) {
+    page_base = a.page_indptr[w.b];
+    page = static_cast<uint32_t>(k.first) / static_cast<uint32_t>(a.page_size);
+    within = static_cast<uint32_t>(k.first) % static_cast<uint32_t>(a.page_size);
+    if (k.tiles > 0) entry = a.kv_indices[page_base + page];
+  }
+  // Tile t's first cache row, the tiles taken in order; the next page's entry loaded on the way.
+  __device__ bool tile(const AttentionArgs& a, const TokenKeys& k, int t, int, int32_t (&)[2], int64_t& first_row) {
+    first_row = common::page_row(a, entry, within);
+    within += kTileKeys;
+    if (within == static_cast<uint32_t>(a.page_size)) {
+      within = 0;
+      ++page;
+      if (t + 1 < k.tiles) entry = a.kv_indices[page_base + page];
+    }
+    return true;
+  }
+};
+
+// Any other paged split: each key's row (PagedTileRows), a tile in one run copied whole.
+struct PagedRunTiles {
+  static constexpr bool kPaged = true;
+  PagedTileRows rows;
+  __device__ void start(const AttentionArgs& a, const WorkItem& w, const TokenKeys& k, int lane) {
+    rows.start(a, w, k, lane);
+  }
+  __device__ bool tile(const AttentionArgs& a, const TokenKeys& k, int t, int lane, int32_t (&key_rows)[2],
+                       int64_t& first_row) {
+    rows.rows(a, k, t, lane, key_rows);
+    int32_t first = 0;
+    const bool whole = tile_is_one_run(key_rows, k.keys_in(t), lane, first);
+    first_row = first;
+    return whole;
+  }
+};
+
 // The producer warp for an fp8 cache: every tile of every token, as kFp8Parts parts of
 // kFp8PartRows rows, each into the next ring slot once its reader has released it. Only the tile's
 // keys are copied (a part past them announces 0 bytes): a contiguous cache, and a paged tile whose
-// rows are consecutive cache rows (tile_is_one_run), one bulk copy per part; another paged tile a
+// rows are consecutive cache rows (PagedTileStarts where pages hold whole tiles, else
+// tile_is_one_run), one bulk copy per part; another paged tile a
 // copy per run of each part's rows in consecutive cache rows (part_run). The rows past
 // the keys keep what the slot held: their scores are masked and their values stored as zeros
 // (qk_decoded).
+template <class Tiles>
+__device__ __forceinline__ void produce_fp8_tiles(const AttentionArgs& a, const WorkItem& w, const TokenKeys& k,
+                                                  unsigned char* ring, Barrier* full, Barrier* empty,
+                                                  uint64_t policy, int lane, int& part) {
+  Tiles tiles;
+  tiles.start(a, w, k, lane);
+  for (int t = 0; t < k.tiles; ++t) {
+    const int n = k.keys_in(t);
+    // The tile's first cache row where its rows are consecutive (`whole`), else each key's row.
+    int32_t key_rows[2] = {0, 0};
+    int64_t tile_row0 = 0;
+    const bool whole = tiles.tile(a, k, t, lane, key_rows, tile_row0);
+    for (int q = 0; q < kFp8Parts; ++q, ++part) {
+      const int slot = ring_slot(part);
+      const int left = n - q * kFp8PartRows;
+      const int rows = left < 0 ? 0 : left < kFp8PartRows ? left : kFp8PartRows;
+      mma::bulk_barrier_wait(&empty[slot], ring_phase(part) ^ 1);  // a fresh barrier's "previous" phase is done
+      unsigned char* dst = ring + slot * kFp8PartBytes;
+      if (lane == 0) mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kFp8RowBytes));
+      if (whole) {
+        if (lane == 0 && rows > 0)
+          sm90::bulk_copy(dst, a.kv_fp8 + (tile_row0 + q * kFp8PartRows) * kFp8RowBytes,
+                          static_cast<uint32_t>(rows * kFp8RowBytes), &full[slot], policy);
+      } else {
+        const PartRun run = part_run(key_rows, q, rows, lane);
+        __syncwarp();  // the bytes announced before any copy can land
+        if (run.leads)
+          sm90::bulk_copy(dst + lane * kFp8RowBytes, a.kv_fp8 + int64_t{run.row} * kFp8RowBytes,
+                          static_cast<uint32_t>((run.end - lane) * kFp8RowBytes), &full[slot], policy);
+      }
+    }
+  }
+}
+
 template <bool Chunked>
 __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& items, unsigned char* ring,
                             Barrier* full, Barrier* empty) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  const bool paged = a.kv_indices != nullptr;
   const uint64_t policy = sm90::l2_evict_first_policy();  // the cache is read once
   int part = 0;
   for (TokenCursor<true, Chunked> c(a, items); c.more; c.advance(a)) {
-    const WorkItem& w = c.w;
-    const TokenKeys k = w.token(c.i);
-    PagedTileRows tile_rows;
-    if (paged) tile_rows.start(a, w, k, lane);
-    for (int t = 0; t < k.tiles; ++t) {
-      const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
-      const int n = k.keys_in(t);
-      // The tile's first cache row where its rows are consecutive (`whole`: a contiguous cache, or
-      // a paged tile in one run, tile_is_one_run).
-      int32_t key_rows[2] = {0, 0};
-      bool whole = !paged;
-      int64_t tile_row0 = w.row0 + t0;
-      if (paged) {
-        tile_rows.rows(a, k, t, lane, key_rows);
-        int32_t first_row = 0;
-        whole = tile_is_one_run(key_rows, n, lane, first_row);
-        tile_row0 = first_row;
-      }
-      for (int q = 0; q < kFp8Parts; ++q, ++part) {
-        const int slot = ring_slot(part);
-        const int left = n - q * kFp8PartRows;
-        const int rows = left < 0 ? 0 : left < kFp8PartRows ? left : kFp8PartRows;
-        mma::bulk_barrier_wait(&empty[slot], ring_phase(part) ^ 1);  // a fresh barrier's "previous" phase is done
-        unsigned char* dst = ring + slot * kFp8PartBytes;
-        if (lane == 0) mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kFp8RowBytes));
-        if (whole) {
-          if (lane == 0 && rows > 0)
-            sm90::bulk_copy(dst, a.kv_fp8 + (tile_row0 + q * kFp8PartRows) * kFp8RowBytes,
-                            static_cast<uint32_t>(rows * kFp8RowBytes), &full[slot], policy);
-        } else {
-          const PartRun run = part_run(key_rows, q, rows, lane);
-          __syncwarp();  // the bytes announced before any copy can land
-          if (run.leads)
-            sm90::bulk_copy(dst + lane * kFp8RowBytes, a.kv_fp8 + int64_t{run.row} * kFp8RowBytes,
-                            static_cast<uint32_t>((run.end - lane) * kFp8RowBytes), &full[slot], policy);
-        }
-      }
-    }
+    const TokenKeys k = c.w.token(c.i);
+    if (a.kv_indices == nullptr)
+      produce_fp8_tiles<ContiguousTiles>(a, c.w, k, ring, full, empty, policy, lane, part);
+    else if (PagedTileStarts::apply(a, k))
+      produce_fp8_tiles<PagedTileStarts>(a, c.w, k, ring, full, empty, policy, lane, part);
+    else
+      produce_fp8_tiles<PagedRunTiles>(a, c.w, k, ring, full, empty, policy, lane, part);
   }
 }
 
@@ -916,109 +989,113 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
 // part's barrier. Bytes of a span or box past the part's rows (or the
 // array's end) are the next rows' scales (or zeros): they belong to masked keys, like the stale
 // codes of the rows past the keys (qk_decoded).
+template <class Tiles>
+__device__ __forceinline__ void produce_mxfp4_tiles(const AttentionArgs& a, const WorkItem& w, const TokenKeys& k,
+                                                    const CUtensorMap* map, unsigned char* ring, Barrier* full,
+                                                    Barrier* empty, uint64_t policy, int lane, int& part) {
+  constexpr bool paged = Tiles::kPaged;
+  Tiles tiles;
+  tiles.start(a, w, k, lane);
+  for (int t = 0; t < k.tiles; ++t) {
+    const int n = k.keys_in(t);
+    // The tile's first cache row where its rows are consecutive (produce_fp8_tiles).
+    int32_t key_rows[2] = {0, 0};
+    int64_t tile_row0 = 0;
+    const bool whole = tiles.tile(a, k, t, lane, key_rows, tile_row0);
+    for (int q = 0; q < kFp8Parts; ++q, ++part) {
+      const int slot = ring_slot<kMxfp4RingParts>(part);
+      mma::bulk_barrier_wait(&empty[slot], ring_phase<kMxfp4RingParts>(part) ^ 1);
+      const int left = n - q * kFp8PartRows;
+      const int rows = left < 0 ? 0 : left < kFp8PartRows ? left : kFp8PartRows;
+      unsigned char* dst = ring + slot * kMxPartBytes;
+      unsigned char* scales = dst + kMxCodeBytes;
+      if (whole) {
+        const int64_t row0 = tile_row0 + q * kFp8PartRows;  // the part's first cache row
+        const int skew = mx_scale_skew(row0);
+        const int boxes = rows > 0 ? (skew + rows * kMxRowScales + kMxScaleBoxBytes - 1) / kMxScaleBoxBytes : 0;
+        const int64_t start = row0 * kMxRowScales - skew;  // a 16-byte multiple
+        // The part's scales from `start` in whole 16-byte units: one plain bulk copy where they
+        // lie inside the scale array, else (the array's last bytes) the tensor map's boxes,
+        // which land zeros past its end. The same bytes at the same place either way.
+        const int span = rows > 0 ? mx_scale_span(skew, rows) : 0;
+        const bool inside = start + span <= a.cache_rows * kMxRowScales;
+        if (paged) {  // the owner of a paged part reads each row's scale offset (Mxfp4Rows::load)
+          if (lane < kFp8PartRows)
+            reinterpret_cast<uint16_t*>(scales + kMxRowOffsetsAt)[lane] =
+                static_cast<uint16_t>(lane < rows ? skew + kMxRowScales * lane : 0);
+          __syncwarp();  // stored before the barrier's arrival (release) by lane 0
+        }
+        if (lane == 0) {
+          mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kMxRowBytes +
+                                                                      (inside ? span : boxes * kMxScaleBoxBytes)));
+          if (rows > 0)
+            sm90::bulk_copy(dst, a.kv_mxfp4 + row0 * kMxRowBytes, static_cast<uint32_t>(rows * kMxRowBytes),
+                            &full[slot], policy);
+          if (inside) {
+            if (span > 0)
+              sm90::bulk_copy(scales, a.kv_mxfp4_scale + start, static_cast<uint32_t>(span), &full[slot], policy);
+          } else {
+            for (int box = 0; box < boxes; ++box)
+              sm90::tma_load_1d(scales + box * kMxScaleBoxBytes, map,
+                                static_cast<int32_t>(start + box * kMxScaleBoxBytes), &full[slot], policy);
+          }
+        }
+      } else {
+        const PartRun run = part_run(key_rows, q, rows, lane);
+        const int32_t row = run.row, first_row = run.first_row;
+        const int first = run.first, end = run.end;
+        const bool mine = run.mine;
+        const int skew = mx_scale_skew(first_row);
+        const int64_t start = int64_t{first_row} * kMxRowScales - skew;  // a 16-byte multiple
+        const int span = mx_scale_span(skew, end - first);
+        // The span ends at the 16-byte multiple above the run's last scale byte, so it reads past
+        // the scale array's end only where the run ends at the cache's last row and the array's
+        // 18 N bytes are no multiple of 16 (N % 8 != 0). It is then copied up to the array's last
+        // 16-byte multiple, and the bytes after it by this lane's plain loads.
+        const bool tail = first_row + (end - first) == a.cache_rows && a.cache_rows % 8 != 0;
+        int copied = span;  // a 16-byte multiple, >= 0
+        const bool leads = run.leads;
+        unsigned char* room = scales + kMxPagedRowSpan * first;  // the run's spans land here
+        if (leads && tail) {
+          const int64_t whole_end = a.cache_rows * kMxRowScales / 16 * 16;
+          copied = static_cast<int>(whole_end - start);
+          for (int i = 0; i < static_cast<int>(a.cache_rows * kMxRowScales - whole_end); ++i)
+            room[copied + i] = a.kv_mxfp4_scale[whole_end + i];
+        }
+        if (lane < kFp8PartRows)  // rows past the keys: 0, a byte of the slot (masked keys)
+          reinterpret_cast<uint16_t*>(scales + kMxRowOffsetsAt)[lane] =
+              static_cast<uint16_t>(mine ? kMxPagedRowSpan * first + skew + kMxRowScales * (lane - first) : 0);
+        const uint32_t bytes =
+            __reduce_add_sync(0xFFFFFFFFu, leads ? static_cast<uint32_t>((end - first) * kMxRowBytes + copied) : 0u);
+        __syncwarp();  // the offsets and tail bytes stored before the barrier's arrival (release) by lane 0
+        if (lane == 0) mma::bulk_barrier_expect(&full[slot], bytes);
+        __syncwarp();  // the bytes announced before any copy can land
+        if (leads) {
+          // A 64-bit offset: row x 288 passes 2^31 from row 7456541 on (a cache of 2.1 GB of codes).
+          sm90::bulk_copy(dst + lane * kMxRowBytes, a.kv_mxfp4 + int64_t{row} * kMxRowBytes,
+                          static_cast<uint32_t>((end - first) * kMxRowBytes), &full[slot], policy);
+          if (copied > 0)
+            sm90::bulk_copy(room, a.kv_mxfp4_scale + start, static_cast<uint32_t>(copied), &full[slot], policy);
+        }
+      }
+    }
+  }
+}
+
 template <bool Chunked>
 __device__ void produce_mxfp4(const AttentionArgs& a, const ItemSource<Chunked>& items, const CUtensorMap* map,
                               unsigned char* ring, Barrier* full, Barrier* empty) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  const bool paged = a.kv_indices != nullptr;
   const uint64_t policy = sm90::l2_evict_first_policy();  // the cache is read once
   int part = 0;
   for (TokenCursor<true, Chunked> c(a, items); c.more; c.advance(a)) {
-    const WorkItem& w = c.w;
-    const TokenKeys k = w.token(c.i);
-    PagedTileRows tile_rows;
-    if (paged) tile_rows.start(a, w, k, lane);
-    for (int t = 0; t < k.tiles; ++t) {
-      const int64_t t0 = k.first + static_cast<int64_t>(t) * kTileKeys;
-      const int n = k.keys_in(t);
-      // The tile's first cache row where its rows are consecutive (produce_fp8).
-      int32_t key_rows[2] = {0, 0};
-      bool whole = !paged;
-      int64_t tile_row0 = w.row0 + t0;
-      if (paged) {
-        tile_rows.rows(a, k, t, lane, key_rows);
-        int32_t first_row = 0;
-        whole = tile_is_one_run(key_rows, n, lane, first_row);
-        tile_row0 = first_row;
-      }
-      for (int q = 0; q < kFp8Parts; ++q, ++part) {
-        const int slot = ring_slot<kMxfp4RingParts>(part);
-        mma::bulk_barrier_wait(&empty[slot], ring_phase<kMxfp4RingParts>(part) ^ 1);
-        const int left = n - q * kFp8PartRows;
-        const int rows = left < 0 ? 0 : left < kFp8PartRows ? left : kFp8PartRows;
-        unsigned char* dst = ring + slot * kMxPartBytes;
-        unsigned char* scales = dst + kMxCodeBytes;
-        if (whole) {
-          const int64_t row0 = tile_row0 + q * kFp8PartRows;  // the part's first cache row
-          const int skew = mx_scale_skew(row0);
-          const int boxes = rows > 0 ? (skew + rows * kMxRowScales + kMxScaleBoxBytes - 1) / kMxScaleBoxBytes : 0;
-          const int64_t start = row0 * kMxRowScales - skew;  // a 16-byte multiple
-          // The part's scales from `start` in whole 16-byte units: one plain bulk copy where they
-          // lie inside the scale array, else (the array's last bytes) the tensor map's boxes,
-          // which land zeros past its end. The same bytes at the same place either way.
-          const int span = rows > 0 ? mx_scale_span(skew, rows) : 0;
-          const bool inside = start + span <= a.cache_rows * kMxRowScales;
-          if (paged) {  // the owner of a paged part reads each row's scale offset (Mxfp4Rows::load)
-            if (lane < kFp8PartRows)
-              reinterpret_cast<uint16_t*>(scales + kMxRowOffsetsAt)[lane] =
-                  static_cast<uint16_t>(lane < rows ? skew + kMxRowScales * lane : 0);
-            __syncwarp();  // stored before the barrier's arrival (release) by lane 0
-          }
-          if (lane == 0) {
-            mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kMxRowBytes +
-                                                                        (inside ? span : boxes * kMxScaleBoxBytes)));
-            if (rows > 0)
-              sm90::bulk_copy(dst, a.kv_mxfp4 + row0 * kMxRowBytes, static_cast<uint32_t>(rows * kMxRowBytes),
-                              &full[slot], policy);
-            if (inside) {
-              if (span > 0)
-                sm90::bulk_copy(scales, a.kv_mxfp4_scale + start, static_cast<uint32_t>(span), &full[slot], policy);
-            } else {
-              for (int box = 0; box < boxes; ++box)
-                sm90::tma_load_1d(scales + box * kMxScaleBoxBytes, map,
-                                  static_cast<int32_t>(start + box * kMxScaleBoxBytes), &full[slot], policy);
-            }
-          }
-        } else {
-          const PartRun run = part_run(key_rows, q, rows, lane);
-          const int32_t row = run.row, first_row = run.first_row;
-          const int first = run.first, end = run.end;
-          const bool mine = run.mine;
-          const int skew = mx_scale_skew(first_row);
-          const int64_t start = int64_t{first_row} * kMxRowScales - skew;  // a 16-byte multiple
-          const int span = mx_scale_span(skew, end - first);
-          // The span ends at the 16-byte multiple above the run's last scale byte, so it reads past
-          // the scale array's end only where the run ends at the cache's last row and the array's
-          // 18 N bytes are no multiple of 16 (N % 8 != 0). It is then copied up to the array's last
-          // 16-byte multiple, and the bytes after it by this lane's plain loads.
-          const bool tail = first_row + (end - first) == a.cache_rows && a.cache_rows % 8 != 0;
-          int copied = span;  // a 16-byte multiple, >= 0
-          const bool leads = run.leads;
-          unsigned char* room = scales + kMxPagedRowSpan * first;  // the run's spans land here
-          if (leads && tail) {
-            const int64_t whole_end = a.cache_rows * kMxRowScales / 16 * 16;
-            copied = static_cast<int>(whole_end - start);
-            for (int i = 0; i < static_cast<int>(a.cache_rows * kMxRowScales - whole_end); ++i)
-              room[copied + i] = a.kv_mxfp4_scale[whole_end + i];
-          }
-          if (lane < kFp8PartRows)  // rows past the keys: 0, a byte of the slot (masked keys)
-            reinterpret_cast<uint16_t*>(scales + kMxRowOffsetsAt)[lane] =
-                static_cast<uint16_t>(mine ? kMxPagedRowSpan * first + skew + kMxRowScales * (lane - first) : 0);
-          const uint32_t bytes =
-              __reduce_add_sync(0xFFFFFFFFu, leads ? static_cast<uint32_t>((end - first) * kMxRowBytes + copied) : 0u);
-          __syncwarp();  // the offsets and tail bytes stored before the barrier's arrival (release) by lane 0
-          if (lane == 0) mma::bulk_barrier_expect(&full[slot], bytes);
-          __syncwarp();  // the bytes announced before any copy can land
-          if (leads) {
-            // A 64-bit offset: row x 288 passes 2^31 from row 7456541 on (a cache of 2.1 GB of codes).
-            sm90::bulk_copy(dst + lane * kMxRowBytes, a.kv_mxfp4 + int64_t{row} * kMxRowBytes,
-                            static_cast<uint32_t>((end - first) * kMxRowBytes), &full[slot], policy);
-            if (copied > 0)
-              sm90::bulk_copy(room, a.kv_mxfp4_scale + start, static_cast<uint32_t>(copied), &full[slot], policy);
-          }
-        }
-      }
-    }
+    const TokenKeys k = c.w.token(c.i);
+    if (a.kv_indices == nullptr)
+      produce_mxfp4_tiles<ContiguousTiles>(a, c.w, k, map, ring, full, empty, policy, lane, part);
+    else if (PagedTileStarts::apply(a, k))
+      produce_mxfp4_tiles<PagedTileStarts>(a, c.w, k, map, ring, full, empty, policy, lane, part);
+    else
+      produce_mxfp4_tiles<PagedRunTiles>(a, c.w, k, map, ring, full, empty, policy, lane, part);
   }
 }
 
