@@ -23,6 +23,15 @@ __device__ __forceinline__ int32_t splits_of(const PlanArgs& a, int64_t b) {
   return plan.splits_of(a.kv_indptr[b + 1] - a.kv_indptr[b]);
 }
 
+// Request b's partial rows for s items: one per token and item (the planted fault, in every plan:
+// one per item).
+__device__ __forceinline__ int64_t partial_rows(const PlanArgs& a, int64_t b, int64_t s) {
+  const int64_t tokens = MLACHECK_MUTANT(a, persistent_partials_unscaled_by_q_len)  // gpu/mutants.h
+                             ? int64_t{1}
+                             : static_cast<int64_t>(a.qo_indptr[b + 1] - a.qo_indptr[b]);
+  return tokens * s;
+}
+
 // Request b's rows in the token -> request table.
 __device__ __forceinline__ void write_token_request(const PlanArgs& a, int64_t b) {
   for (int32_t t = a.qo_indptr[b]; t < a.qo_indptr[b + 1]; ++t) a.token_request[t] = static_cast<int32_t>(b);
@@ -41,9 +50,7 @@ __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
   for (int64_t b = first; b < last; ++b) {
     const int32_t s = splits_of(a, b);
     items += s;
-    rows += (MLACHECK_MUTANT(a, persistent_partials_unscaled_by_q_len)  // gpu/mutants.h
-                 ? int64_t{1}
-                 : static_cast<int64_t>(a.qo_indptr[b + 1] - a.qo_indptr[b])) * s;
+    rows += partial_rows(a, b, s);
   }
   // Exclusive scan of the per-thread sums in thread order: within each warp by shuffles, then the
   // warps' totals (a scan by one thread over all 256 sums cost a chain of shared-memory loads).
@@ -72,9 +79,7 @@ __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
     write_token_request(a, b);
     const int32_t s = splits_of(a, b);
     items += s;
-    rows += (MLACHECK_MUTANT(a, persistent_partials_unscaled_by_q_len)  // gpu/mutants.h
-                 ? int64_t{1}
-                 : static_cast<int64_t>(a.qo_indptr[b + 1] - a.qo_indptr[b])) * s;
+    rows += partial_rows(a, b, s);
   }
 }
 
@@ -134,7 +139,7 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
       const int64_t t = units(b);
       const int64_t s = bal::pieces((b + 1) * over + before, t, q);
       pieces += s;
-      rows += static_cast<int64_t>(a.qo_indptr[b + 1] - a.qo_indptr[b]) * s;
+      rows += partial_rows(a, b, s);
       before += t;
     }
   }
@@ -167,7 +172,7 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
       for (int64_t i = prev_block + 1; i <= blk; ++i) a.block_first[i] = static_cast<int32_t>(item);
       prev_block = blk;
     }
-    row += static_cast<int64_t>(a.qo_indptr[b + 1] - a.qo_indptr[b]) * s_count;
+    row += partial_rows(a, b, s_count);
     before += t;
   }
   if (last == B)  // the blocks after the last piece's take nothing
