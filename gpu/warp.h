@@ -21,6 +21,18 @@ __device__ __forceinline__ T shfl_xor(T value, int lane_mask) {
 #endif
 }
 
+// Every lane of the warp waits, and its shared-memory writes before it are seen by the warp's lanes
+// after it (__syncwarp(); on AMD the fences around a wavefront barrier, as block_sync is built).
+__device__ __forceinline__ void warp_sync() {
+#if defined(MLACHECK_GPU_PLATFORM_AMD)
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+#else
+  __syncwarp();
+#endif
+}
+
 // Sum over each group of Width consecutive lanes, returned to every lane of the group (butterfly).
 template <int Width, typename T>
 __device__ __forceinline__ T group_sum(T value) {

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "gpu/common/args.h"
 #include "gpu/common/config.h"
 #include "problem/shape.h"
 
@@ -49,7 +50,7 @@ WorkspaceLayout workspace_layout(const problem::Recipe& recipe, const problem::S
     w.item_start = take(slots * sizeof(int32_t));
     w.part_start = take(slots * sizeof(int64_t));
     w.item_counter = take(sizeof(int32_t));
-    w.token_request = take(static_cast<std::size_t>(total_q) * sizeof(int32_t));
+    w.token_rows = take(static_cast<std::size_t>(total_q) * sizeof(common::TokenRows));
   }
   if (plan.is_balanced()) {
     w.unit_start = take((static_cast<std::size_t>(num_requests) + 1) * sizeof(int32_t));

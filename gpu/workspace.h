@@ -24,7 +24,7 @@ struct WorkspaceLayout {
   std::size_t item_start = kAbsent;      // int32 [B+1]: first work item (request, split) of request b
   std::size_t part_start = kAbsent;      // int64 [B+1]: first partial row of request b
   std::size_t item_counter = kAbsent;    // int32 [1]: next work item to take (reset by the plan kernel)
-  std::size_t token_request = kAbsent;   // int32 [T]: each query row's request (the merge's lookup)
+  std::size_t token_rows = kAbsent;      // common::TokenRows [T]: each query row's partial rows (the merge's lookup)
   // Balanced plans (problem/split_plan.h) also: where each request's units start, each block's first
   // item and the share Q, all written by the plan kernel.
   std::size_t unit_start = kAbsent;      // int32 [B+1]: Σ_{b' < b} T_b'

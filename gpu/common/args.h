@@ -9,6 +9,16 @@
 
 namespace mlacheck::gpu::common {
 
+// A query row's partial rows under a work-list plan: first .. first + splits - 1. Written by the plan
+// kernel so that the merge reads its rows with one 16-byte load; looking up the row's request and
+// then that request's item_start, part_start and qo_indptr was two dependent round trips to memory
+// before the first partial could be loaded.
+struct alignas(16) TokenRows {
+  int64_t first = 0;
+  int32_t splits = 0;
+  int32_t unused = 0;
+};
+
 // Q quantization (gpu/common/q_quant.hip).
 struct QuantArgs {
   problem::QFormat format = problem::QFormat::bf16;
@@ -107,27 +117,20 @@ struct PlanArgs {
   int32_t* item_start = nullptr;       // [B+1] out: Σ_{b' < b} S_b'
   int64_t* part_start = nullptr;       // [B+1] out: Σ_{b' < b} q_len_b' · S_b'
   int32_t* item_counter = nullptr;     // [1] out: 0, the attention kernel's next work item
-  int32_t* token_request = nullptr;    // [T] out: request b for each query row of b
+  TokenRows* token_rows = nullptr;     // [T] out: each query row's partial rows (the merge's lookup)
   MLACHECK_MUTANT_FIELD
 };
 
-// The LSE merge (gpu/common/merge.hip): one block per query row.
+// The LSE merge (gpu/common/merge.hip): one block per (query row, head).
 struct MergeArgs {
   int num_splits = 0;
-  // Chunked plans (AttentionArgs::item_start): per-request split counts and partial rows; the
-  // merge finds a token's request in qo_indptr.
-  int32_t num_requests = 0;
-  const int32_t* qo_indptr = nullptr;   // [B+1] (chunked plans only)
-  const int32_t* item_start = nullptr;  // [B+1] or nullptr: uniform num_splits
-  const int64_t* part_start = nullptr;  // [B+1]
-  // Each query row's request (PlanArgs::token_request): one load instead of a binary search of
-  // qo_indptr, a chain of dependent loads.
-  const int32_t* token_request = nullptr;  // [T] (chunked plans only)
+  // Work-list plans: each query row's partial rows, or nullptr: num_splits rows per query row.
+  const TokenRows* token_rows = nullptr;  // [T]
   // Balanced plans: a request of one split was written by the attention kernel; its rows are skipped.
   bool unsplit_written = false;
   bool base2 = false;
-  const float* part_o = nullptr;    // [T, S, 16, 512] (chunked: [rows, 16, 512])
-  const float* part_lse = nullptr;  // [T, S, 16]      (chunked: [rows, 16])
+  const float* part_o = nullptr;    // [T, S, 16, 512] (work list: [rows, 16, 512])
+  const float* part_lse = nullptr;  // [T, S, 16]      (work list: [rows, 16])
   uint16_t* out = nullptr;          // [T, 16, 512] bf16
   float* lse = nullptr;             // [T, 16] natural log; may be nullptr
   MLACHECK_MUTANT_FIELD

@@ -145,7 +145,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
   require(!p.reuse_plan || !work_list || plan.is_balanced(),
           "reuse_plan: a chunked plan's work list is consumed by its call (the item counter), only a "
           "balanced plan's can be reused");
-  const int32_t* token_request = nullptr;  // the merge's lookup (work-list plans)
+  const TokenRows* token_rows = nullptr;  // the merge's lookup (work-list plans)
   if (work_list) {
     PlanArgs pa;
     pa.num_requests = p.num_requests;
@@ -162,13 +162,13 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     pa.item_start = at<int32_t>(p, w.item_start);
     pa.part_start = at<int64_t>(p, w.part_start);
     pa.item_counter = at<int32_t>(p, w.item_counter);
-    pa.token_request = at<int32_t>(p, w.token_request);
+    pa.token_rows = at<TokenRows>(p, w.token_rows);
     stamp_mutant(pa);
     if (!p.reuse_plan) launch_work_list(pa, stream);
     a.item_start = pa.item_start;
     a.part_start = pa.part_start;
     a.item_counter = pa.item_counter;
-    token_request = pa.token_request;
+    token_rows = pa.token_rows;
     a.unit_start = pa.unit_start;
     a.block_first = pa.block_first;
     a.item_request = pa.item_request;
@@ -187,11 +187,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
   if (plan.split_k() && !merged) {
     MergeArgs m;
     m.num_splits = splits;
-    m.num_requests = p.num_requests;
-    m.qo_indptr = p.qo_indptr;
-    m.item_start = a.item_start;
-    m.part_start = a.part_start;
-    m.token_request = token_request;
+    m.token_rows = token_rows;
     m.unsplit_written = a.unsplit_direct;
     m.base2 = r.base == problem::SoftmaxBase::two;
     m.part_o = a.part_o;

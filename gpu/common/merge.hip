@@ -10,6 +10,7 @@
 #include "gpu/common/device_math.h"
 #include "gpu/common/kernels.h"
 #include "gpu/common/merge_math.h"
+#include "gpu/warp.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
 
@@ -26,12 +27,16 @@ using problem::kVDim;
 constexpr int kDimsPerThread = 4;
 static_assert(kMergeThreads * kDimsPerThread == kVDim);
 // Partial rows a thread loads at its start (a register each per float): the split-K plans' usual
-// 2 to 8 splits, and the first 8 of more.
+// 2 to 8 splits, and the first 8 of more. (16 measured the same: docs/PERF.md, device run 5 of
+// 2026-12-04's second session.)
 constexpr int kPrefetchSplits = 8;
+// The splits' LSEs and weights are the first warp's: split s is lane s % kWarpSize's.
+constexpr int kLsePerLane = kMaxSplits / kWarpSize;
+static_assert(kLsePerLane * kWarpSize == kMaxSplits && kMergeThreads >= kWarpSize);
 
 __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
+  __shared__ float lse_at[kMaxSplits];
   __shared__ float weight[kMaxSplits];
-  __shared__ float lse_of[kMaxSplits];
   __shared__ float big_and_total[2];
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -40,10 +45,10 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
   // The token's partial rows: base .. base + splits - 1.
   int splits = a.num_splits;
   int64_t base = token * splits;
-  if (a.item_start != nullptr) {  // chunked plan: the token's own request
-    const int b = a.token_request[token];
-    splits = a.item_start[b + 1] - a.item_start[b];
-    base = a.part_start[b] + (token - a.qo_indptr[b]) * splits;
+  if (a.token_rows != nullptr) {  // work-list plan: the rows the plan kernel wrote for this token
+    const TokenRows rows = a.token_rows[token];
+    splits = rows.splits;
+    base = rows.first;
     if (splits == 1 && a.unsplit_written) return;  // balanced plan: the attention kernel wrote it
   }
   // This thread's dims of the first kPrefetchSplits partial rows, loaded before the weights are
@@ -54,33 +59,57 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
 #pragma unroll
   for (int s = 0; s < kPrefetchSplits; ++s)
     if (s < splits) early[s] = *reinterpret_cast<const float4*>(o + s * split_stride);
-  for (int s = tid; s < splits; s += kMergeThreads)
-    lse_of[s] = a.part_lse[(base + s) * kNumHeads + head];
-  block_sync();
-  if (tid == 0) {
+  // The weights by the first warp alone, then one barrier of the block. (With the LSEs, the maximum,
+  // the weights and their sum each a pass of the block through shared memory, four barriers and two
+  // chains of shared-memory loads by thread 0 lay between the LSEs' arrival and the first product.)
+  if (tid < kWarpSize) {
+    const int lane = tid;
+    // The LSEs all loaded at once (kLsePerLane a lane), kept in shared memory for the weights' loop,
+    // which stays rolled: unrolled, it held kLsePerLane copies of the double-precision exp.
     float big = merge::kNegInf;
-    for (int s = 0; s < splits; ++s) big = merge::max_lse(big, lse_of[s]);
-    big_and_total[0] = big;
-  }
-  block_sync();
-  const float big = big_and_total[0];
-  const bool empty = merge::empty_row(big);
-  for (int s = tid; s < splits; s += kMergeThreads)
-    weight[s] = !empty && MLACHECK_MUTANT(a, equal_weight_merge)  // gpu/mutants.h
-                    ? (lse_of[s] == merge::kNegInf ? 0.0f : 1.0f)
-                    : merge::weight(a.base2, lse_of[s], big);
-  block_sync();
-  if (tid == 0) {  // W = Σ w_s in split order
-    float sum = 0.0f;
-    for (int s = 0; s < splits; ++s) sum = sum + weight[s];
-    big_and_total[1] = sum;
-    if (a.lse != nullptr) {
-      float lse = merge::merged_lse(a.base2, big, sum);
-      if (MLACHECK_MUTANT(a, lse_in_base2)) lse *= static_cast<float>(math_detail::kLog2e);  // gpu/mutants.h
-      a.lse[token * kNumHeads + head] = lse;
+    {
+      float lse_of[kLsePerLane];
+#pragma unroll
+      for (int k = 0; k < kLsePerLane; ++k) {
+        const int s = lane + kWarpSize * k;
+        lse_of[k] = s < splits ? a.part_lse[(base + s) * kNumHeads + head] : merge::kNegInf;
+      }
+      // M: the maximum of the LSEs that are no NaN (merge::max_lse's fold in split order skips a
+      // NaN, as fmaxf does, and is -inf where none is left). Taken in another order it can differ
+      // from the fold only in the sign of a zero, which no output sees: w = b^(lse - M) and
+      // M + log_b W are the same for M = +0 and -0 (tests/gpu/merge_kernel_test.cpp).
+#pragma unroll
+      for (int k = 0; k < kLsePerLane; ++k) {
+        const int s = lane + kWarpSize * k;
+        if (s < splits) lse_at[s] = lse_of[k];
+        big = fmaxf(big, lse_of[k]);
+      }
+    }
+#pragma unroll
+    for (int mask = kWarpSize / 2; mask >= 1; mask /= 2) big = fmaxf(big, shfl_xor<kWarpSize>(big, mask));
+    const bool empty = merge::empty_row(big);
+    for (int s = lane; s < splits; s += kWarpSize)  // each lane its own LSEs, stored above
+      weight[s] = !empty && MLACHECK_MUTANT(a, equal_weight_merge)  // gpu/mutants.h
+                      ? (lse_at[s] == merge::kNegInf ? 0.0f : 1.0f)
+                      : merge::weight(a.base2, lse_at[s], big);
+    // W = Σ w_s in split order: one chain of adds, every lane the same, the loads of the weights
+    // (broadcasts) independent of it and issued ahead of the adds.
+    warp_sync();
+    float total = 0.0f;
+#pragma unroll 8
+    for (int s = 0; s < splits; ++s) total = total + weight[s];
+    if (lane == 0) {
+      big_and_total[0] = big;
+      big_and_total[1] = total;
+      if (a.lse != nullptr) {
+        float lse = merge::merged_lse(a.base2, big, total);
+        if (MLACHECK_MUTANT(a, lse_in_base2)) lse *= static_cast<float>(math_detail::kLog2e);  // gpu/mutants.h
+        a.lse[token * kNumHeads + head] = lse;
+      }
     }
   }
   block_sync();
+  const bool empty = merge::empty_row(big_and_total[0]);
   const float total = big_and_total[1];
 
   float acc[kDimsPerThread] = {0.0f, 0.0f, 0.0f, 0.0f};

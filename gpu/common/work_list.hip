@@ -1,7 +1,7 @@
 // The work list of a chunked or balanced split plan (problem/split_plan.h) from the batch layout,
 // on the device so that a call needs no host synchronization: item_start = exclusive prefix sums of
-// the split counts S_b, part_start = exclusive prefix sums of q_len_b · S_b, each query row's request
-// (token_request, for the merge); chunked plans S_b =
+// the split counts S_b, part_start = exclusive prefix sums of q_len_b · S_b, each query row's partial
+// rows (token_rows, for the merge); chunked plans S_b =
 // clamp(ceil(L_b / chunk), 1, 256), balanced plans S_b = balanced::pieces and also each block's
 // first item. One block: each thread sums a contiguous run of requests, the block scans the
 // per-thread sums, then each thread writes its run.
@@ -32,9 +32,15 @@ __device__ __forceinline__ int64_t partial_rows(const PlanArgs& a, int64_t b, in
   return tokens * s;
 }
 
-// Request b's rows in the token -> request table.
-__device__ __forceinline__ void write_token_request(const PlanArgs& a, int64_t b) {
-  for (int32_t t = a.qo_indptr[b]; t < a.qo_indptr[b + 1]; ++t) a.token_request[t] = static_cast<int32_t>(b);
+// The partial rows of request b's query rows, from its first row `rows` and split count s: token i
+// of the request has rows + i·s .. + s - 1 (the rows the attention kernel writes, WorkItem::part_base).
+__device__ __forceinline__ void write_token_rows(const PlanArgs& a, int64_t b, int64_t rows, int32_t s) {
+  for (int32_t t = a.qo_indptr[b]; t < a.qo_indptr[b + 1]; ++t) {
+    TokenRows r;
+    r.first = rows + static_cast<int64_t>(t - a.qo_indptr[b]) * s;
+    r.splits = s;
+    a.token_rows[t] = r;
+  }
 }
 
 __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
@@ -74,10 +80,10 @@ __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
   items = items_before + items_through - items;
   rows = rows_before + rows_through - rows;
   for (int64_t b = first; b < last; ++b) {
+    const int32_t s = splits_of(a, b);
     a.item_start[b] = static_cast<int32_t>(items);
     a.part_start[b] = rows;
-    write_token_request(a, b);
-    const int32_t s = splits_of(a, b);
+    write_token_rows(a, b, rows, s);
     items += s;
     rows += partial_rows(a, b, s);
   }
@@ -165,7 +171,7 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
     a.item_start[b] = static_cast<int32_t>(item);
     a.part_start[b] = row;
     a.unit_start[b] = static_cast<int32_t>(before);
-    write_token_request(a, b);
+    write_token_rows(a, b, row, static_cast<int32_t>(s_count));
     for (int64_t s = 0; s < s_count; ++s, ++item) {
       a.item_request[item] = static_cast<int32_t>(b);
       const int64_t blk = bal::piece_block(at, t, s, q, over);

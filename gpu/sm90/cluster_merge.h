@@ -27,16 +27,16 @@ namespace mlacheck::gpu::sm90 {
 
 inline constexpr int kMaxClusterSplits = 8;
 
-// Shared scratch of the merge in each block: the splits' LSEs, the weights and their sum per head.
+// Shared scratch of the merge in each block: the weights, their maximum LSE and their sum per head.
 struct ClusterMergeScratch {
-  float lse[problem::kNumHeads][kMaxClusterSplits];
   float weight[problem::kNumHeads][kMaxClusterSplits];
   float total[problem::kNumHeads];
   float big[problem::kNumHeads];
 };
 
 // The merge of one token by the block of rank `rank` of its `splits` blocks, once every split's
-// row is written and visible to this block: called by threads 0 .. threads - 1 of the block;
+// row is written and visible to this block: called by threads 0 .. threads - 1 of the block
+// (threads >= kNumHeads x kMaxClusterSplits, whole warps);
 // `local_sync` is a barrier of exactly those threads. part_o: the token's rows [splits][16][512]
 // (o normalized: fl32(acc / l), after the recipe's partial format); part_lse: [splits][16] (the
 // softmax's own base, -inf for a split with no visible key). out: the token's [16, 512] bf16 rows;
@@ -52,42 +52,34 @@ __device__ inline void cluster_merge_rows(const float* part_o, const float* part
   constexpr int kChunksPerHead = kVDim / 4;
   const int tid = static_cast<int>(threadIdx.x);
 
-  // The weights: each (head, split) LSE and weight by a thread of its own (one thread per head had
-  // them in a chain), the maximum and W = Σ w_s by one thread per head in split order (the merge
-  // kernel's operations and order), each from its values loaded first.
-  constexpr int kSlots = kNumHeads * kMaxClusterSplits;
-  for (int slot = tid; slot < kSlots; slot += threads) {
-    const int h = slot / kMaxClusterSplits, s = slot % kMaxClusterSplits;
-    if (s < splits) scratch.lse[h][s] = __ldcg(part_lse + s * kNumHeads + h);
-  }
-  local_sync();
-  if (tid < kNumHeads) {
-    float v[kMaxClusterSplits];
+  // The weights: head h's splits by the kMaxClusterSplits lanes tid = h·kMaxClusterSplits + s, one
+  // (head, split) LSE and weight a lane, the maximum and W = Σ w_s from the group's lanes by
+  // shuffles (W added in split order, the merge kernel's operations), then one barrier. (Each step
+  // a pass through shared memory, four barriers, cost about 3400 cycles of a 4 x 1024 call's fused
+  // merge: docs/PERF.md, device run 6 of 2026-12-03.)
+  static_assert(kNumHeads * kMaxClusterSplits % 32 == 0 && 32 % kMaxClusterSplits == 0,
+                "whole warps of whole lane groups");
+  if (tid < kNumHeads * kMaxClusterSplits) {
+    const int h = tid / kMaxClusterSplits, s = tid % kMaxClusterSplits;
+    const float lse_s = s < splits ? __ldcg(part_lse + s * kNumHeads + h) : merge::kNegInf;
+    // The maximum of the LSEs that are no NaN, as the merge kernel takes it (gpu/common/merge.hip).
+    float big = lse_s;
 #pragma unroll
-    for (int s = 0; s < kMaxClusterSplits; ++s) v[s] = s < splits ? scratch.lse[tid][s] : merge::kNegInf;
-    float big = merge::kNegInf;
-#pragma unroll
-    for (int s = 0; s < kMaxClusterSplits; ++s)
-      if (s < splits) big = merge::max_lse(big, v[s]);
-    scratch.big[tid] = big;
-  }
-  local_sync();
-  for (int slot = tid; slot < kSlots; slot += threads) {
-    const int h = slot / kMaxClusterSplits, s = slot % kMaxClusterSplits;
-    if (s < splits) scratch.weight[h][s] = merge::weight(base2, scratch.lse[h][s], scratch.big[h]);
-  }
-  local_sync();
-  if (tid < kNumHeads) {
-    const int h = tid;
-    float v[kMaxClusterSplits];
-#pragma unroll
-    for (int s = 0; s < kMaxClusterSplits; ++s) v[s] = s < splits ? scratch.weight[h][s] : 0.0f;
+    for (int mask = kMaxClusterSplits / 2; mask >= 1; mask /= 2)
+      big = fmaxf(big, __shfl_xor_sync(0xFFFFFFFFu, big, mask, kMaxClusterSplits));
+    const float w = s < splits ? merge::weight(base2, lse_s, big) : 0.0f;
     float total = 0.0f;
 #pragma unroll
-    for (int s = 0; s < kMaxClusterSplits; ++s)
-      if (s < splits) total = total + v[s];
-    scratch.total[h] = total;
-    if (rank == 0 && lse != nullptr) lse[h] = merge::merged_lse(base2, scratch.big[h], total);
+    for (int k = 0; k < kMaxClusterSplits; ++k) {
+      const float w_k = __shfl_sync(0xFFFFFFFFu, w, k, kMaxClusterSplits);
+      if (k < splits) total = total + w_k;
+    }
+    scratch.weight[h][s] = w;
+    if (s == 0) {
+      scratch.big[h] = big;
+      scratch.total[h] = total;
+      if (rank == 0 && lse != nullptr) lse[h] = merge::merged_lse(base2, big, total);
+    }
   }
   local_sync();
 

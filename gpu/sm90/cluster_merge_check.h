@@ -1,15 +1,11 @@
 #pragma once
 // NVIDIA builds for sm_90a only (MLACHECK_HAVE_SM90A): the device side of
 // tests/gpu/cluster_merge_test.cpp (gpu/sm90/cluster_merge.h).
-#include <cstdint>
 #include <vector>
 
-namespace mlacheck::gpu {
+#include "gpu/common/merge_check.h"
 
-struct MergedRows {
-  std::vector<uint16_t> out;  // [T, 16, 512] bf16 bits
-  std::vector<float> lse;     // [T, 16] natural log
-};
+namespace mlacheck::gpu {
 
 // The partials part_o [T, S, 16, 512] and part_lse [T, S, 16] merged on the device twice: by the
 // merge kernel (gpu/common/merge.hip) and by cluster_merge_rows with S blocks per token, each

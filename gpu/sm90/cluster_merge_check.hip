@@ -8,8 +8,6 @@
 
 #include <cuda_runtime.h>
 
-#include "gpu/common/args.h"
-#include "gpu/common/kernels.h"
 #include "gpu/device_buffer.h"
 #include "gpu/platform.h"
 #include "gpu/sm90/cluster_merge.h"
@@ -55,24 +53,12 @@ MergeComparison device_merge_both_ways(const std::vector<float>& part_o,
     throw std::invalid_argument("device_merge_both_ways: partials of the wrong size");
   const DeviceBuffer<float> d_o(part_o), d_lse(part_lse);
   const std::size_t out_count = static_cast<std::size_t>(tokens) * kNumHeads * kVDim;
+
   MergeComparison result;
+  result.kernel = device_merge_kernel(part_o, part_lse, tokens, splits, base2);
 
   DeviceBuffer<uint16_t> out(out_count);
   DeviceBuffer<float> lse(static_cast<std::size_t>(tokens) * kNumHeads);
-  out.fill_bytes(0xFF);  // NaN
-  lse.fill_bytes(0xFF);
-  common::MergeArgs m;
-  m.num_splits = splits;
-  m.num_requests = tokens;
-  m.base2 = base2;
-  m.part_o = d_o.get();
-  m.part_lse = d_lse.get();
-  m.out = out.get();
-  m.lse = lse.get();
-  common::launch_merge(m, tokens, nullptr);
-  MLACHECK_GPU_CHECK(hipDeviceSynchronize());
-  result.kernel = download(out, lse);
-
   out.fill_bytes(0xFF);
   lse.fill_bytes(0xFF);
   // S blocks per token, block b of rank b % S: the hopper kernel's clusters, whose only part in

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/availability.h"
+#include "gpu/common/args.h"
 #include "gpu/registry.h"
 #include "gpu/workspace.h"
 #include "problem/split_plan.h"
@@ -30,8 +32,9 @@ namespace {
 // The work list's arrays from the unit-by-unit walk (tests/support/balanced_walk.h).
 struct HostPlan {
   int64_t share = 0;
-  std::vector<int32_t> item_start, unit_start, block_first, item_request, token_request;
+  std::vector<int32_t> item_start, unit_start, block_first, item_request;
   std::vector<int64_t> part_start;
+  std::vector<std::pair<int64_t, int32_t>> token_rows;  // (first partial row, splits) per query row
 };
 
 HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) {
@@ -47,7 +50,7 @@ HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) 
     h.part_start.push_back(rows);
     h.unit_start.push_back(static_cast<int32_t>(units));
     const auto pieces = static_cast<int64_t>(w.piece_first[static_cast<std::size_t>(b)].size());
-    for (int64_t i = 0; i < batch.q_len(b); ++i) h.token_request.push_back(static_cast<int32_t>(b));
+    for (int64_t i = 0; i < batch.q_len(b); ++i) h.token_rows.emplace_back(rows + i * pieces, static_cast<int32_t>(pieces));
     items += pieces;
     rows += batch.q_len(b) * pieces;
     units += (batch.kv_len(b) + plan.unit_keys - 1) / plan.unit_keys;
@@ -109,8 +112,11 @@ TEST(GpuBalancedPlan, WorkListMatchesTheUnitByUnitWalk) {
     EXPECT_EQ(region<int32_t>(r.workspace, w.block_first, static_cast<std::size_t>(plan.balanced_blocks) + 1),
               h.block_first);
     EXPECT_EQ(region<int32_t>(r.workspace, w.item_request, h.item_request.size()), h.item_request);
-    EXPECT_EQ(region<int32_t>(r.workspace, w.token_request, static_cast<std::size_t>(in.batch.total_q())),
-              h.token_request);
+    std::vector<std::pair<int64_t, int32_t>> token_rows;
+    for (const common::TokenRows& t :
+         region<common::TokenRows>(r.workspace, w.token_rows, static_cast<std::size_t>(in.batch.total_q())))
+      token_rows.emplace_back(t.first, t.splits);
+    EXPECT_EQ(token_rows, h.token_rows);
     EXPECT_LE(h.item_request.size(), static_cast<std::size_t>(in.batch.num_requests() + plan.balanced_blocks - 1));
     ++checked;
   }

@@ -1,7 +1,8 @@
 // gpu/sm90/cluster_merge.h on the device (NVIDIA sm_90a): the split-K merge of S partial rows
 // shared by S blocks (the hopper kernel's cluster, block r taking chunks r, r + S, ...) gives the
 // merge kernel's bits (gpu/common/merge.hip) on the same partials, out and LSE, in either base, with
-// empty splits and a token whose every split is empty, for 1 to 8 splits. A block that read
+// empty splits, a token whose every split is empty and one whose maximum LSE is +0 in some splits
+// and -0 in others, for 1 to 8 splits. A block that read
 // another token's rows, a chunk merged twice or never (the NaN poison left), or any other float
 // order would differ.
 // Skips without a usable GPU, on a device that is not compute capability 9.0, and in builds
@@ -36,6 +37,7 @@ TEST(GpuClusterMerge, EqualsTheMergeKernelBitForBit) {
   using problem::kVDim;
   constexpr int kTokens = 5;
   constexpr int kAllEmptyToken = 3;
+  constexpr int kZeroMaximumToken = 1;  // LSEs +0, -0 and below: both take the maximum out of split order
   std::mt19937 rng(20261202u);
   std::normal_distribution<float> value(0.0f, 1.0f);
   std::uniform_real_distribution<float> lse_value(-4.0f, 24.0f);
@@ -49,7 +51,12 @@ TEST(GpuClusterMerge, EqualsTheMergeKernelBitForBit) {
         for (int h = 0; h < kNumHeads; ++h) {
           // An empty split (no visible key) writes o = 0 and lse = -inf, as the kernels do.
           const bool empty = token == kAllEmptyToken || (splits > 1 && rng() % 5 == 0);
-          part_lse[r * kNumHeads + h] = empty ? -INFINITY : lse_value(rng);
+          const int s = static_cast<int>(r) % splits;
+          const float lse = token != kZeroMaximumToken ? lse_value(rng)
+                            : s % 3 == 0                ? 0.0f
+                            : s % 3 == 1                ? -0.0f
+                                                        : -lse_value(rng) - 5.0f;
+          part_lse[r * kNumHeads + h] = empty ? -INFINITY : lse;
           for (int d = 0; d < kVDim; ++d)
             part_o[(r * kNumHeads + h) * kVDim + d] = empty ? 0.0f : value(rng);
         }
