@@ -20,6 +20,7 @@
 #include "gpu/common/device_common.h"
 #include "gpu/common/merge_math.h"
 #include "gpu/sm90/cluster.h"
+#include "gpu/warp.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
 
@@ -57,7 +58,7 @@ __device__ inline void cluster_merge_rows(const float* part_o, const float* part
   // shuffles (W added in split order, the merge kernel's operations), then one barrier. (Each step
   // a pass through shared memory, four barriers, cost about 3400 cycles of a 4 x 1024 call's fused
   // merge: docs/PERF.md, device run 6 of 2026-12-03.)
-  static_assert(kNumHeads * kMaxClusterSplits % 32 == 0 && 32 % kMaxClusterSplits == 0,
+  static_assert(kNumHeads * kMaxClusterSplits % kWarpSize == 0 && kWarpSize % kMaxClusterSplits == 0,
                 "whole warps of whole lane groups");
   if (tid < kNumHeads * kMaxClusterSplits) {
     const int h = tid / kMaxClusterSplits, s = tid % kMaxClusterSplits;
@@ -66,7 +67,7 @@ __device__ inline void cluster_merge_rows(const float* part_o, const float* part
     float big = lse_s;
 #pragma unroll
     for (int mask = kMaxClusterSplits / 2; mask >= 1; mask /= 2)
-      big = fmaxf(big, __shfl_xor_sync(0xFFFFFFFFu, big, mask, kMaxClusterSplits));
+      big = fmaxf(big, shfl_xor<kMaxClusterSplits>(big, mask));
     const float w = s < splits ? merge::weight(base2, lse_s, big) : 0.0f;
     float total = 0.0f;
 #pragma unroll

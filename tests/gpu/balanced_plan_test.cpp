@@ -50,7 +50,8 @@ HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) 
     h.part_start.push_back(rows);
     h.unit_start.push_back(static_cast<int32_t>(units));
     const auto pieces = static_cast<int64_t>(w.piece_first[static_cast<std::size_t>(b)].size());
-    for (int64_t i = 0; i < batch.q_len(b); ++i) h.token_rows.emplace_back(rows + i * pieces, static_cast<int32_t>(pieces));
+    for (int64_t i = 0; i < batch.q_len(b); ++i)
+      h.token_rows.emplace_back(rows + i * pieces, static_cast<int32_t>(pieces));
     items += pieces;
     rows += batch.q_len(b) * pieces;
     units += (batch.kv_len(b) + plan.unit_keys - 1) / plan.unit_keys;
