@@ -132,8 +132,11 @@ constexpr int kConsumerWarps = kConsumerThreads / kWarpSize;
 // warp copies and three leave at once, so that setmaxnreg can move its registers to the consumers:
 // at 288 threads ptxas caps the kernel at 168 registers (a block counts as three whole warpgroups)
 // and the fp8 consumers, holding a part's codes, the decoded A fragments and Oᵀ, spilled 164 bytes.
-template <problem::KvFormat Kv>
-constexpr int kThreads = kConsumerThreads + (Kv != problem::KvFormat::bf16 ? sm90::kWarpgroupThreads : kWarpSize);
+// The bf16 kernel of packed tokens (Pack > 1) likewise: its consumers hold each token's Oᵀ and
+// scores (at 168 registers they spilled 188 to 718 bytes, ptxas -v).
+template <problem::KvFormat Kv, int Pack = 1>
+constexpr int kThreads =
+    kConsumerThreads + (Kv != problem::KvFormat::bf16 || Pack > 1 ? sm90::kWarpgroupThreads : kWarpSize);
 // setmaxnreg (fp8, MXFP4): the producer warpgroup keeps kProducerRegisters, each consumer thread
 // gets kConsumerRegisters; at launch every thread has 168 (65536 / 384 rounded down to 8), and
 // 2 x 128 x (224 - 168) = 128 x (168 - 56), within the file's 65536. ptxas keeps the producer's code
@@ -273,7 +276,7 @@ struct SharedPlan {
   int full_barriers = 0, empty_barriers = 0, bytes = 0;
 };
 constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = kFp8RingParts,
-                                  int part_bytes = kFp8PartBytes) {
+                                  int part_bytes = kFp8PartBytes, int pack = 1) {
   SharedPlan s;
   if (fp8) {
     s.value = 0;
@@ -284,14 +287,14 @@ constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = 
   } else {
     s.stage = s.value = 0;
     s.q = kStages * KvTile::kBytes;
-    s.p = s.q + QTile::kBytes;
+    s.p = s.q + pack * QTile::kBytes;
     s.full_barriers = kStages * KvTile::kBoxes;
     s.empty_barriers = kStages;
   }
-  s.pub = s.p + kWarpgroups * kPBytes;
-  s.red = s.pub + kWarpgroups * kPubBytes;
-  s.stats = s.red + kWarpgroups * kRedBytes;
-  s.bars = s.stats + 2 * kNumHeads * 4;
+  s.pub = s.p + kWarpgroups * pack * kPBytes;
+  s.red = s.pub + kWarpgroups * pack * kPubBytes;
+  s.stats = s.red + kWarpgroups * pack * kRedBytes;
+  s.bars = s.stats + pack * 2 * kNumHeads * 4;
   s.items = s.bars + (s.full_barriers + s.empty_barriers + 2 * kItemSlots) * 8;  // ItemSource::slots()
   s.cluster_bars = s.items + kItemSlots * kItemSlotBytes;
   s.scratch = (s.cluster_bars + (fused ? kClusterBarriers * 8 : 0) + 15) / 16 * 16;
@@ -299,10 +302,10 @@ constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = 
   s.bytes = s.drain + (fp8 ? kConsumerWarps * 4 : 0) + kAlignSlack;
   return s;
 }
-template <problem::KvFormat Kv, bool Fused>
+template <problem::KvFormat Kv, bool Fused, int Pack = 1>
 constexpr SharedPlan kPlan = Kv == problem::KvFormat::mxfp4
                                  ? shared_plan(true, false, kMxfp4RingParts, kMxPartBytes)
-                                 : shared_plan(Kv == problem::KvFormat::fp8, Fused);
+                                 : shared_plan(Kv == problem::KvFormat::fp8, Fused, kFp8RingParts, kFp8PartBytes, Pack);
 constexpr bool plan_fits(const SharedPlan& s, bool fp8) {
   return s.bytes <= 232448 &&  // sm_90's 227 KB per block
          s.value % KvTile::kAtomBytes == 0 && s.q % KvTile::kAtomBytes == 0 &&
@@ -311,6 +314,9 @@ constexpr bool plan_fits(const SharedPlan& s, bool fp8) {
 static_assert(plan_fits(shared_plan(false), false), "the bf16 plan exceeds sm_90's 227 KB or misaligns");
 static_assert(plan_fits(shared_plan(true), true), "the fp8 plan exceeds sm_90's 227 KB or misaligns");
 static_assert(plan_fits(shared_plan(false, true), false), "the fused bf16 plan exceeds sm_90's 227 KB");
+static_assert(plan_fits(kPlan<problem::KvFormat::bf16, false, kMaxPack>, false) &&
+                  plan_fits(kPlan<problem::KvFormat::bf16, true, kMaxPack>, false),
+              "the bf16 plans of packed tokens exceed sm_90's 227 KB or misalign");
 static_assert(plan_fits(kPlan<problem::KvFormat::mxfp4, false>, true) &&
                   kPlan<problem::KvFormat::mxfp4, false>.stage % 128 == 0,
               "the MXFP4 plan exceeds sm_90's 227 KB or misaligns its parts");
@@ -515,19 +521,27 @@ struct ItemSource {
 
 // The query tokens of the block's work items, in order: (item, token) pairs. The producer and the
 // consumers walk the same sequence (the ring's phases depend on it).
-template <bool Producer, bool Chunked>
+// Pack: the tokens of an item are taken up to Pack at a time (a group): the group's tiles are the
+// union of its tokens' keys (its last token's: every token's keys start at the split's first), each
+// tile copied once for all of them.
+template <bool Producer, bool Chunked, int Pack = 1>
 struct TokenCursor {
   ItemSource<Chunked> source;
   int taken = 0;
   WorkItem w;
-  int i = 0;  // the token of w
+  int i = 0;  // the group's first token of w
   bool more = false;
 
   __device__ TokenCursor(const AttentionArgs& a, const ItemSource<Chunked>& s) : source(s) { next_item(a); }
   __device__ void advance(const AttentionArgs& a) {
-    if (++i < w.q_len) return;
+    i += Pack;
+    if (i < w.q_len) return;
     next_item(a);
   }
+  // The group's tokens: i .. i + group() - 1.
+  __device__ int group() const { return w.q_len - i < Pack ? w.q_len - i : Pack; }
+  // The union of the group's keys.
+  __device__ TokenKeys keys() const { return w.token(i + group() - 1); }
 
  private:
   __device__ void next_item(const AttentionArgs& a) {
@@ -582,7 +596,7 @@ struct KvMaps {
 // once its readers have released it. A contiguous cache: one box of kTileKeys rows per 64 dims
 // (rows past the cache's end land as zeros, and every box counts its whole bytes); a paged cache:
 // the tile's n rows only, each run of them in one page as boxes of 2^k rows.
-template <bool Chunked>
+template <bool Chunked, int Pack>
 __device__ void produce(const AttentionArgs& a, const ItemSource<Chunked>& items, const KvMaps& maps,
                         unsigned char* stages, Barrier* full, Barrier* empty) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
@@ -591,9 +605,9 @@ __device__ void produce(const AttentionArgs& a, const ItemSource<Chunked>& items
   // stay).
   const uint64_t policy = sm90::l2_evict_first_policy();
   int iter = 0;
-  for (TokenCursor<true, Chunked> c(a, items); c.more; c.advance(a)) {
+  for (TokenCursor<true, Chunked, Pack> c(a, items); c.more; c.advance(a)) {
     const WorkItem& w = c.w;
-    const TokenKeys k = w.token(c.i);
+    const TokenKeys k = c.keys();
     for (int t = 0; t < k.tiles; ++t, ++iter) {
       const int s = iter % kStages;
       const auto phase = static_cast<uint32_t>((iter / kStages) & 1);
@@ -1486,8 +1500,8 @@ __device__ __forceinline__ void stage_q_fp8_codes(const AttentionArgs& a, int64_
 // Chunked: the persistent schedule's item queue (ItemSource), else a block per item. Fused (split-K,
 // bf16): the a.num_splits blocks of a request form a thread-block cluster and merge their partials
 // from L2 in it (gpu/sm90/cluster_merge.h), writing out and lse; no merge kernel follows.
-template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base, bool Chunked, bool Fused>
-__global__ void __launch_bounds__(kThreads<Kv>, 1)
+template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base, bool Chunked, bool Fused, int Pack>
+__global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     hopper_attention_kernel(AttentionArgs a, const __grid_constant__ KvMaps kv_maps) {
   static_assert((P == problem::PFormat::bf16 && Base == problem::SoftmaxBase::e) ||
                     (Kv == problem::KvFormat::fp8 && P == problem::PFormat::fp8 && Base == problem::SoftmaxBase::e) ||
@@ -1495,6 +1509,8 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
                 "bf16, fp8 or MXFP4 KV with bf16 P, fp8 KV with fp8 P, base e; MXFP4 KV with f16 P, base 2 "
                 "(instances.h)");
   static_assert(!Fused || (Kv == problem::KvFormat::bf16 && !Chunked), "the merge in a cluster: bf16 split-K");
+  static_assert(Pack == 1 || (Kv == problem::KvFormat::bf16 && Pack <= kMaxPack),
+                "tokens packed: bf16 (the decoded kernels' Oᵀ of 512 dims fills their registers)");
   constexpr bool kMxfp4 = Kv == problem::KvFormat::mxfp4;
   // a4w4: f16 P, base 2, V rounded to f16 (P·V on f16 operands), and Q the MXFP4 codes of the Q
   // quantization (the one instance with f16 P, instances.h).
@@ -1510,7 +1526,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   // P·V's operands: f16 for the all-fp8 recipes and a4w4 (f16 P, V rounded to f16), else bf16.
   constexpr sm90::WgOperand kPvOperand = kF16P ? sm90::WgOperand::f16 : kOperand;
   constexpr int kRingParts = kMxfp4 ? kMxfp4RingParts : kFp8RingParts;
-  constexpr SharedPlan plan = kPlan<Kv, Fused>;
+  constexpr SharedPlan plan = kPlan<Kv, Fused, Pack>;
   extern __shared__ uint4 shared_words[];
   // The swizzled tiles need a 1024-byte-aligned base (kAlignSlack).
   auto* raw = reinterpret_cast<unsigned char*>(shared_words);
@@ -1553,8 +1569,13 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   // before its block initialised it): the mbarriers are initialised.
   if constexpr (Fused) sm90::cluster_sync();
   else common::block_sync();
+  // The consumers' registers moved from the producer warpgroup (kThreads).
+  constexpr bool kMovedRegisters = kFp8 || Pack > 1;
   if (tid >= kConsumerThreads) {
-    if constexpr (kFp8) {
+    if constexpr (kMovedRegisters && !kFp8) {
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegisters));
+      if (tid < kConsumerThreads + kWarpSize) produce<Chunked, Pack>(a, items, kv_maps, smem + plan.stage, full, empty);
+    } else if constexpr (kFp8) {
       asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegisters));
       if constexpr (kMxfp4) {
         if (tid < kConsumerThreads + kWarpSize) produce_mxfp4(a, items, &kv_maps.scales, smem + plan.stage, full, empty);
@@ -1562,11 +1583,11 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         if (tid < kConsumerThreads + kWarpSize) produce_fp8(a, items, smem + plan.stage, full, empty);
       }
     } else {
-      produce(a, items, kv_maps, smem + plan.stage, full, empty);
+      produce<Chunked, Pack>(a, items, kv_maps, smem + plan.stage, full, empty);
     }
     return;
   }
-  if constexpr (kFp8) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegisters));
+  if constexpr (kMovedRegisters) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegisters));
 
   // The warpgroup. The decoded kernels broadcast it from lane 0, so that the compiler knows it
   // uniform across the warp: their value tile's and P's shared addresses depend on it, and computed
@@ -1579,21 +1600,23 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   const int wg_tid = tid % sm90::kWarpgroupThreads;
   const int wg_warp = wg_tid / kWarpSize;
   unsigned char* sq = smem + plan.q;
-  unsigned char* own_p = smem + plan.p + wg * kPBytes;
-  const unsigned char* other_p = smem + plan.p + other * kPBytes;
+  // P, the published statistics and the reductions: [warpgroup][token of the group]; token p's at
+  // + p times one token's bytes.
+  unsigned char* own_p = smem + plan.p + wg * Pack * kPBytes;
+  const unsigned char* other_p = smem + plan.p + other * Pack * kPBytes;
   unsigned char* own_v = smem + plan.value + wg * kFp8ValueBytes;  // fp8 only
   // fp8 only: this warp's scratch word (qk_decoded's release)
   const uint32_t drain = static_cast<uint32_t>(__cvta_generic_to_shared(smem + plan.drain)) + 4 * (tid / kWarpSize);
   const unsigned char* other_v = smem + plan.value + other * kFp8ValueBytes;
-  float* own_pub = reinterpret_cast<float*>(smem + plan.pub + wg * kPubBytes);
-  const float* other_pub = reinterpret_cast<const float*>(smem + plan.pub + other * kPubBytes);
+  float* own_pub = reinterpret_cast<float*>(smem + plan.pub + wg * Pack * kPubBytes);
+  const float* other_pub = reinterpret_cast<const float*>(smem + plan.pub + other * Pack * kPubBytes);
+  constexpr int kPubFloats = kPubBytes / 4;
   // Warpgroup g's per-warp partial maxima, then its per-warp partial sums ([kWarps][16] each).
-  auto red_max_of = [&](int g) { return reinterpret_cast<float*>(smem + plan.red + g * kRedBytes); };
+  auto red_max_of = [&](int g) { return reinterpret_cast<float*>(smem + plan.red + g * Pack * kRedBytes); };
+  constexpr int kRedFloats = kRedBytes / 4;
   auto red_sum_of = [&](int g) { return red_max_of(g) + kWarps * kNumHeads; };
   float* red_max = red_max_of(wg);
   float* red_sum = red_sum_of(wg);
-  float* stat_l = reinterpret_cast<float*>(smem + plan.stats);
-  float* stat_m = stat_l + kNumHeads;
   static_assert(kWarpgroups == 2, "tiles alternate between two warpgroups");
   // P [key][head] (heads contiguous) as Oᵀ's B operand read MN-major: a thread's two adjacent heads
   // of a key are one 32-bit store.
@@ -1612,44 +1635,58 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
   int tokens_done = 0;  // Fused: the cluster barriers' phase
   Barrier* cluster_bars = reinterpret_cast<Barrier*>(smem + plan.cluster_bars);
   auto* scratch = reinterpret_cast<sm90::ClusterMergeScratch*>(smem + plan.scratch);
-  for (TokenCursor<false, Chunked> c(a, items); c.more; c.advance(a)) {
+  for (TokenCursor<false, Chunked, Pack> c(a, items); c.more; c.advance(a)) {
     const WorkItem& w = c.w;
-    const int64_t i = c.i;
+    // The group's tokens i0 .. i0 + group - 1 of the request (query rows token0 ..): its tiles are
+    // the union of their keys (each tile copied once), each token's own keys its mask.
+    const int64_t i0 = c.i;
+    const int group = c.group();
     const int64_t part_base = w.part_base;
-    const int64_t token = a.qo_indptr[w.b] + i;
-    const TokenKeys keys = w.token(i);
+    const int64_t token0 = a.qo_indptr[w.b] + i0;
+    const TokenKeys keys = c.keys();
+    TokenKeys token_keys[Pack];
+#pragma unroll
+    for (int p = 0; p < Pack; ++p) token_keys[p] = w.token(i0 + (p < group ? p : group - 1));
 
     // Q of the token (the previous token's products are done: the barrier that ended it).
     if constexpr (kFp8) {
       if constexpr (kF16P) {
-        stage_q_mxfp4(a, token, smem + plan.value, sq, tid);
+        stage_q_mxfp4(a, token0, smem + plan.value, sq, tid);
       } else if constexpr (kF16Operands) {
-        stage_q_fp8_codes(a, token, smem + plan.value, sq, tid);
+        stage_q_fp8_codes(a, token0, smem + plan.value, sq, tid);
       } else {
-        stage_q_fp8(a, token, sq, tid);
+        stage_q_fp8(a, token0, sq, tid);
       }
     } else {
-      for (int idx = tid; idx < kNumHeads * KvTile::kBoxes * 8; idx += kConsumerThreads) {
-        const int h = idx / (KvTile::kBoxes * 8), chunk = idx % (KvTile::kBoxes * 8);
-        copy_16(sq + QTile::chunk_offset_bytes(h, chunk), a.q_bf16 + (token * kNumHeads + h) * kQkDim + chunk * 8);
+      // Each token of the group into its own Q tile.
+      for (int idx = tid; idx < group * kNumHeads * KvTile::kBoxes * 8; idx += kConsumerThreads) {
+        const int tok = idx / (kNumHeads * KvTile::kBoxes * 8), rest = idx % (kNumHeads * KvTile::kBoxes * 8);
+        const int h = rest / (KvTile::kBoxes * 8), chunk = rest % (KvTile::kBoxes * 8);
+        copy_16(sq + tok * QTile::kBytes + QTile::chunk_offset_bytes(h, chunk),
+                a.q_bf16 + ((token0 + tok) * kNumHeads + h) * kQkDim + chunk * 8);
       }
     }
     copy_commit_and_wait_all();
     fence_to_async();
     consumer_sync();
 
-    float m_run[4], l_run[4];
+    // Each token's running max and sum of this thread's four heads.
+    float m_run_all[Pack][4], l_run_all[Pack][4];
 #pragma unroll
-    for (int c = 0; c < 4; ++c) m_run[c] = kNegInf, l_run[c] = 0.0f;
+    for (int p = 0; p < Pack; ++p)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) m_run_all[p][c] = kNegInf, l_run_all[p][c] = 0.0f;
     // bf16: Oᵀ of this warpgroup's value dims, every tile. fp8: Oᵀ of every value dim, this
     // warpgroup's tiles only (each tile's P·V by its owner; both rescale by every tile's α), the
     // two partials added at the end of the token.
     constexpr int kOChunks = kFp8 ? kVDim / sm90::kWgM : kVChunks;
-    Acc o[kOChunks];
+    Acc o_all[Pack][kOChunks];
 #pragma unroll
-    for (int v = 0; v < kOChunks; ++v)
+    for (int p = 0; p < Pack; ++p)
 #pragma unroll
-      for (int l = 0; l < Acc::ne; ++l) o[v].x[l] = 0.0f;
+      for (int v = 0; v < kOChunks; ++v)
+#pragma unroll
+        for (int l = 0; l < Acc::ne; ++l) o_all[p][v].x[l] = 0.0f;
 
     // Tile t of the token is ring iteration iter + t; warpgroup (iter + t) % 2 owns it.
     // The decoded kernels broadcast the tile counters as wg (so their loops' values are uniform too).
@@ -1661,7 +1698,9 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
     // After a wgmma_wait<0>: Oᵀ's chunks complete, pinned there (wgmma_fence_operand).
     auto settle_outputs = [&] {
 #pragma unroll
-      for (int v = 0; v < kOChunks; ++v) sm90::wgmma_fence_operand(o[v]);
+      for (int p = 0; p < Pack; ++p)
+#pragma unroll
+        for (int v = 0; v < kOChunks; ++v) sm90::wgmma_fence_operand(o_all[p][v]);
     };
     auto release = [&](int t) {  // this warp is done with tile t (bf16)
       if (lane == 0) mma::bulk_barrier_arrive(&empty[stage_of(t)]);
@@ -1671,7 +1710,15 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
     // this thread's four heads: P into own_p, the statistics into own_pub, α out. fp8: the
     // generic-proxy writes of P and of the value tile are fenced for the products before the
     // warpgroup's barrier in the row sums.
-    auto softmax_step = [&](Acc& s, int n, float (&alpha)[4]) {
+    // Packed tokens (TokenC: std::integral_constant, token p of the group): its state and its own
+    // regions of P, the published statistics and the reductions; n its own keys in the tile (<= 0:
+    // none, every score masked: its m and l stay, α = e^0 = 1, p = 0).
+    auto softmax_step = [&](Acc& s, int n, float (&alpha)[4], auto token_c) {
+      constexpr int p = decltype(token_c)::value;
+      float(&m_run)[4] = m_run_all[p];
+      float(&l_run)[4] = l_run_all[p];
+      float* const pub = own_pub + p * kPubFloats;
+      unsigned char* const p_tile = own_p + p * kPBytes;
       // Softmax step over the tile's keys for this thread's four heads.
       float m_tile[4] = {kNegInf, kNegInf, kNegInf, kNegInf};
 #pragma unroll
@@ -1679,7 +1726,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         s.x[l] = Acc::get_i(l) < n ? s.x[l] * score_scale : kNegInf;
         m_tile[head_slot(l)] = max_of(m_tile[head_slot(l)], s.x[l]);
       }
-      reduce_heads<false>(m_tile, red_max, wg);
+      reduce_heads<false>(m_tile, red_max + p * kRedFloats, wg);
       float m_new[4], sum[4];
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
@@ -1693,8 +1740,8 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         if (wg_tid < 4)  // lanes 0..3 of the first warp hold all 16 heads between them
 #pragma unroll
           for (int c = 0; c < 4; ++c) {
-            own_pub[my_head[c]] = alpha[c];
-            own_pub[2 * kNumHeads + my_head[c]] = m_new[c];
+            pub[my_head[c]] = alpha[c];
+            pub[2 * kNumHeads + my_head[c]] = m_new[c];
           }
         tile_published_arrive(wg);
       }
@@ -1705,13 +1752,13 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         sum[head_slot(l)] += p0;
         sum[head_slot(l + 1)] += p1;
         if constexpr (kF16P) {
-          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+          *reinterpret_cast<uint32_t*>(p_tile + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
               common::f32_pair_to_f16_pair(p0, p1);
         } else if constexpr (kF16Operands) {  // P rounded to e4m3fn (supports()), as f16 values
-          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+          *reinterpret_cast<uint32_t*>(p_tile + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
               common::p_pair_to_e4m3fn_f16_pair(p0, p1);
         } else {
-          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+          *reinterpret_cast<uint32_t*>(p_tile + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
               common::pack_bf16(quant::f32_to_bf16(common::round_to_bf16(p0)),
                                 quant::f32_to_bf16(common::round_to_bf16(p1)));
         }
@@ -1728,7 +1775,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         }
         return;
       }
-      reduce_heads<true>(sum, red_sum, wg);
+      reduce_heads<true>(sum, red_sum + p * kRedFloats, wg);
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
         l_run[c] = l_run[c] * alpha[c] + sum[c];
@@ -1737,14 +1784,19 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       if (wg_tid < 4)  // lanes 0..3 of the first warp hold all 16 heads between them
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
-          own_pub[my_head[c]] = alpha[c];
-          own_pub[kNumHeads + my_head[c]] = sum[c];
-          own_pub[2 * kNumHeads + my_head[c]] = m_new[c];
+          pub[my_head[c]] = alpha[c];
+          pub[kNumHeads + my_head[c]] = sum[c];
+          pub[2 * kNumHeads + my_head[c]] = m_new[c];
         }
       __syncwarp();  // the warp converged again before the barriers that follow
     };
 
+    // Token p of the group as a compile-time index (the state arrays stay in registers).
+    [[maybe_unused]] constexpr std::integral_constant<int, 0> kToken0{};
     if constexpr (kFp8) {
+      float(&m_run)[4] = m_run_all[0];  // one token at a time (Pack == 1)
+      float(&l_run)[4] = l_run_all[0];
+      Acc(&o)[kOChunks] = o_all[0];
       // The other warpgroup's tile t: wait for its softmax step, take its statistics (the same
       // float operations as the owner's) and rescale Oᵀ. Its publisher only arrives (it does not
       // wait for this reader): it writes its statistics again two tiles later, after it has taken
@@ -1784,7 +1836,7 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         if constexpr (DecodedRows::kPvWaitedInQk) settle_outputs();  // the previous P·V, waited in qk_decoded
         if (t > 0) take_stats(t - 1);
         float alpha[4];
-        softmax_step(s, n, alpha);  // publishes α and m' on the way
+        softmax_step(s, n, alpha, kToken0);  // publishes α and m' on the way
         issue_pv<kOChunks, kPvOperand, true>(o, alpha, own_v, own_p, 0);
         if constexpr (!DecodedRows::kPvWaitedInQk) {
           sm90::wgmma_wait<0>();
@@ -1798,7 +1850,8 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
       if (tiles > 0 && (first + tiles - 1) % 2 != wg) take_stats(tiles - 1);
     } else {
       // The other warpgroup's tile t: wait for its softmax step, take its statistics (the same
-      // float operations as the owner's), rescale Oᵀ and issue P·V over this warpgroup's dims.
+      // float operations as the owner's), rescale Oᵀ and issue P·V over this warpgroup's dims, for
+      // each token of the group.
       auto take_remote = [&](int t) {
         tile_published(other);
         // The copy engine's writes of the value boxes this warpgroup reads, acquired here too (the
@@ -1806,14 +1859,19 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         Barrier* bars = full + stage_of(t) * KvTile::kBoxes;
 #pragma unroll
         for (int v = 0; v < kVChunks; ++v) mma::bulk_barrier_wait(&bars[wg * kVChunks + v], parity_of(t));
-        float alpha[4];
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          alpha[c] = other_pub[my_head[c]];
-          l_run[c] = l_run[c] * alpha[c] + other_pub[kNumHeads + my_head[c]];
-          m_run[c] = other_pub[2 * kNumHeads + my_head[c]];
+        for (int p = 0; p < Pack; ++p) {
+          if (p >= group) break;
+          const float* pub = other_pub + p * kPubFloats;
+          float alpha[4];
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            alpha[c] = pub[my_head[c]];
+            l_run_all[p][c] = l_run_all[p][c] * alpha[c] + pub[kNumHeads + my_head[c]];
+            m_run_all[p][c] = pub[2 * kNumHeads + my_head[c]];
+          }
+          issue_pv(o_all[p], alpha, tile_at(t), other_p + p * kPBytes, wg * kVChunks);
         }
-        issue_pv(o, alpha, tile_at(t), other_p, wg * kVChunks);
       };
       for (int t = (wg - first % 2 + 2) % 2; t < tiles; t += 2) {
         const int stage = stage_of(t);
@@ -1823,18 +1881,25 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
         // (device run 1 of issue 10's overlap branch: Q·Kᵀ issued first, under the other's softmax
         // step, held both stages longer and ran at 801 µs instead of 590 at 256 x 8192).
         if (t > 0) take_remote(t - 1);
-        Acc s;
-        issue_qk(s, kv, sq, full + stage * KvTile::kBoxes, parity_of(t));
+        Acc s[Pack];
+#pragma unroll
+        for (int p = 0; p < Pack; ++p)
+          if (p < group) issue_qk(s[p], kv, sq + p * QTile::kBytes, full + stage * KvTile::kBoxes, parity_of(t));
         sm90::wgmma_wait<0>();
-        sm90::wgmma_fence_operand(s);
+#pragma unroll
+        for (int p = 0; p < Pack; ++p) sm90::wgmma_fence_operand(s[p]);
         settle_outputs();
         if (t > 0) release(t - 1);
         if (n < kTileKeys) zero_rows_past(kv, n, wg_tid);
-        float alpha[4];
-        softmax_step(s, n, alpha);
+        float alpha[Pack][4];
+        softmax_step(s[0], token_keys[0].keys_in(t), alpha[0], kToken0);
+        if constexpr (Pack > 1)
+          if (group > 1) softmax_step(s[1], token_keys[1].keys_in(t), alpha[1], std::integral_constant<int, 1>{});
         fence_to_async();
         tile_published(wg);  // P, the zeroed rows and the statistics, for both warpgroups' products
-        issue_pv(o, alpha, kv, own_p, wg * kVChunks);
+#pragma unroll
+        for (int p = 0; p < Pack; ++p)
+          if (p < group) issue_pv(o_all[p], alpha[p], kv, own_p + p * kPBytes, wg * kVChunks);
         sm90::wgmma_wait<0>();
         settle_outputs();
         release(t);
@@ -1848,184 +1913,199 @@ __global__ void __launch_bounds__(kThreads<Kv>, 1)
     }
     iter = first + tiles;
 
-    // The split's output: o = fl32(acc / l), lse = fl32(m + ln l); a query with no visible key in
-    // the split writes o = 0, lse = -inf.
-    const bool empty_split = keys.tiles == 0;
-    // The statistics of warpgroup 0's first warp (every thread holds the same m; bf16: the same l).
-    auto write_stats = [&] {
-      if (tid < kWarpSize && lane / 4 == 0)
-#pragma unroll
+    // Each token of the group's output (the same steps one token at a time, in order).
+    auto finish_token = [&](auto token_c) {
+      constexpr int p = decltype(token_c)::value;
+      const int64_t i = i0 + p;
+      const int64_t token = token0 + p;
+      float(&m_run)[4] = m_run_all[p];
+      float(&l_run)[4] = l_run_all[p];
+      Acc(&o)[kOChunks] = o_all[p];
+      float* stat_l = reinterpret_cast<float*>(smem + plan.stats) + p * 2 * kNumHeads;
+      float* stat_m = stat_l + kNumHeads;
+      // The split's output: o = fl32(acc / l), lse = fl32(m + ln l); a query with no visible key in
+      // the split writes o = 0, lse = -inf.
+      const bool empty_split = token_keys[p].tiles == 0;
+      // The statistics of warpgroup 0's first warp (every thread holds the same m; bf16: the same l).
+      auto write_stats = [&] {
+        if (tid < kWarpSize && lane / 4 == 0)
+  #pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            stat_l[my_head[c]] = l_run[c];
+            stat_m[my_head[c]] = m_run[c];
+          }
+      };
+      if constexpr (kFp8) {
+        // l of each head: this thread's partial summed over the lanes of its heads (lane bits 2..4),
+        // then by every thread over both warpgroups' warps in one order (red_sum is free: the decoded
+        // kernels' softmax steps keep no sums there), so that all hold the same l.
+        reduce_heads_in_warp<true>(l_run);
+        if (lane < 4)
+  #pragma unroll
+          for (int c = 0; c < 4; ++c) red_sum[wg_warp * kNumHeads + my_head[c]] = l_run[c];
+      } else {
+        write_stats();
+      }
+      // fp8: warpgroup w writes the value dims of chunks 4 w .. 4 w + 3; it hands its partial of the
+      // other chunks to the other warpgroup through its value tile (free: its products are done),
+      // float by float in the same fragment order, and adds the other's partial of its own chunks.
+      // (Registers are indexed by constants only: the warpgroup picks between o[v] and o[4 + v].)
+      Acc out_o[kVChunks];
+  #pragma unroll
+      for (int v = 0; v < kVChunks; ++v) out_o[v] = o[v];
+      if constexpr (kFp8) {
+        float* mine = reinterpret_cast<float*>(own_v);
+        const float* theirs = reinterpret_cast<const float*>(other_v);
+  #pragma unroll
+        for (int v = 0; v < kVChunks; ++v)
+  #pragma unroll
+          for (int l = 0; l < Acc::ne; ++l)
+            mine[(v * Acc::ne + l) * sm90::kWarpgroupThreads + wg_tid] =
+                wg == 0 ? o[kOChunks - kVChunks + v].x[l] : o[v].x[l];
+        consumer_sync();
+  #pragma unroll
+        for (int v = 0; v < kVChunks; ++v)
+  #pragma unroll
+          for (int l = 0; l < Acc::ne; ++l)
+            out_o[v].x[l] = (wg == 0 ? o[v].x[l] : o[kOChunks - kVChunks + v].x[l]) +
+                            theirs[(v * Acc::ne + l) * sm90::kWarpgroupThreads + wg_tid];
+  #pragma unroll
         for (int c = 0; c < 4; ++c) {
-          stat_l[my_head[c]] = l_run[c];
-          stat_m[my_head[c]] = m_run[c];
+          float l = 0.0f;
+  #pragma unroll
+          for (int g = 0; g < kWarpgroups; ++g)
+  #pragma unroll
+            for (int w = 0; w < kWarps; ++w)
+              l += red_max_of(g)[(kWarps + w) * kNumHeads + my_head[c]];  // red_sum_of(g)[w][head]
+          l_run[c] = l;
         }
-    };
-    if constexpr (kFp8) {
-      // l of each head: this thread's partial summed over the lanes of its heads (lane bits 2..4),
-      // then by every thread over both warpgroups' warps in one order (red_sum is free: the decoded
-      // kernels' softmax steps keep no sums there), so that all hold the same l.
-      reduce_heads_in_warp<true>(l_run);
-      if (lane < 4)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) red_sum[wg_warp * kNumHeads + my_head[c]] = l_run[c];
-    } else {
-      write_stats();
-    }
-    // fp8: warpgroup w writes the value dims of chunks 4 w .. 4 w + 3; it hands its partial of the
-    // other chunks to the other warpgroup through its value tile (free: its products are done),
-    // float by float in the same fragment order, and adds the other's partial of its own chunks.
-    // (Registers are indexed by constants only: the warpgroup picks between o[v] and o[4 + v].)
-    Acc out_o[kVChunks];
-#pragma unroll
-    for (int v = 0; v < kVChunks; ++v) out_o[v] = o[v];
-    if constexpr (kFp8) {
-      float* mine = reinterpret_cast<float*>(own_v);
-      const float* theirs = reinterpret_cast<const float*>(other_v);
-#pragma unroll
-      for (int v = 0; v < kVChunks; ++v)
-#pragma unroll
-        for (int l = 0; l < Acc::ne; ++l)
-          mine[(v * Acc::ne + l) * sm90::kWarpgroupThreads + wg_tid] =
-              wg == 0 ? o[kOChunks - kVChunks + v].x[l] : o[v].x[l];
+        write_stats();
+      }
+      // fl32(acc / l) of all of this thread's elements at once (gpu/common/exact_quotient.h: one
+      // reciprocal per head, no division and no branch per element), unless one lies outside the
+      // window where that is exact; fp8: then fl32(· KV scale); an empty split's output is 0.
+      if (empty_split) {
+  #pragma unroll
+        for (int v = 0; v < kVChunks; ++v)
+  #pragma unroll
+          for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = 0.0f;
+      } else {
+        common::ExactDivisor divisor[4];
+        bool in_window = true;
+  #pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          divisor[c] = common::exact_divisor(l_run[c]);
+          in_window &= common::divisor_in_window(l_run[c]);  // &, not &&: no branch per element
+        }
+  #pragma unroll
+        for (int v = 0; v < kVChunks; ++v)
+  #pragma unroll
+          for (int l = 0; l < Acc::ne; ++l) in_window &= common::dividend_in_window(out_o[v].x[l]);
+        if (in_window) {
+  #pragma unroll
+          for (int v = 0; v < kVChunks; ++v)
+  #pragma unroll
+            for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = common::exact_quotient(out_o[v].x[l], divisor[head_slot(l)]);
+        } else {
+  #pragma unroll
+          for (int v = 0; v < kVChunks; ++v)
+  #pragma unroll
+            for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = out_o[v].x[l] / l_run[head_slot(l)];
+        }
+        if (kFp8 && a.kv_scaled)
+  #pragma unroll
+          for (int v = 0; v < kVChunks; ++v)
+  #pragma unroll
+            for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = out_o[v].x[l] * a.kv_scale;
+      }
+      // The stores, one loop per destination: with the choice made per element (out, a float32 or a
+      // bf16 partial), every element was a few branches and their reconvergence, and the 32 stores of
+      // a thread took about 4000 cycles (device run 3 of 2026-12-03; SASS: BSSY / BRA / BSYNC around
+      // each of them).
+      // Element (v, l) of this thread (bf16): head Acc::get_j(l), value dim (wg · kVChunks + v) · 64 + Acc::get_i(l).
+      auto store_all = [&](auto&& store) {
+  #pragma unroll
+        for (int v = 0; v < kVChunks; ++v)
+  #pragma unroll
+          for (int l = 0; l < Acc::ne; ++l)
+            store(Acc::get_j(l) * kVDim + (wg * kVChunks + v) * sm90::kWgM + Acc::get_i(l), out_o[v].x[l]);
+      };
+      if constexpr (kFp8) {
+        // The decoded kernels' Oᵀ rows are their value tile's dims in qk_decoded's order: a warp's
+        // 8 lanes of a head hold dims in pairs 16 apart, so stored from registers each warp store
+        // touched four times the 32-byte sectors (4 x 8192 a16w4 25.7 -> 28.4 µs, device run 1 of
+        // 2026-12-03's fifth session). So the warpgroup stages its half of the token's output in
+        // its value tile past the exchange above, [head][dim] in dim order, and stores 16-byte rows.
+        float* staged = reinterpret_cast<float*>(own_v + kExchangeBytes);
+  #pragma unroll
+        for (int v = 0; v < kVChunks; ++v)
+  #pragma unroll
+          for (int l = 0; l < Acc::ne; ++l)
+            staged[Acc::get_j(l) * kStagedStride + v * sm90::kWgM + decoded_box_dim(Acc::get_i(l))] = out_o[v].x[l];
+        warpgroup_sync(wg);
+        constexpr int kDims = kVChunks * sm90::kWgM;  // 256: this warpgroup's value dims
+        const int64_t dim0 = static_cast<int64_t>(wg) * kDims;
+        if (w.single_pass) {
+          uint16_t* dst = a.out + token * kNumHeads * kVDim + dim0;
+          for (int c = wg_tid; c < kNumHeads * kDims / 8; c += sm90::kWarpgroupThreads) {
+            const int h = c / (kDims / 8), d = 8 * (c % (kDims / 8));
+            const float4 x = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d);
+            const float4 y = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d + 4);
+            const auto bf = [](float lo, float hi) { return common::pack_bf16(quant::f32_to_bf16(lo), quant::f32_to_bf16(hi)); };
+            *reinterpret_cast<uint4*>(dst + h * kVDim + d) = uint4{bf(x.x, x.y), bf(x.z, x.w), bf(y.x, y.y), bf(y.z, y.w)};
+          }
+        } else {
+          float* dst = a.part_o + (part_base + i * w.splits + w.split) * kNumHeads * kVDim + dim0;
+          const bool bf16_partial = a.partial == problem::PartialFormat::bf16;
+          for (int c = wg_tid; c < kNumHeads * kDims / 4; c += sm90::kWarpgroupThreads) {
+            const int h = c / (kDims / 4), d = 4 * (c % (kDims / 4));
+            float4 x = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d);
+            if (bf16_partial)
+              x = float4{common::round_to_bf16(x.x), common::round_to_bf16(x.y), common::round_to_bf16(x.z),
+                         common::round_to_bf16(x.w)};
+            *reinterpret_cast<float4*>(dst + h * kVDim + d) = x;
+          }
+        }
+      } else if (w.single_pass) {
+        uint16_t* dst = a.out + token * kNumHeads * kVDim;
+        store_all([&](int at, float x) { dst[at] = quant::f32_to_bf16(x); });
+      } else {
+        float* dst = a.part_o + (part_base + i * w.splits + w.split) * kNumHeads * kVDim;
+        if (a.partial == problem::PartialFormat::bf16)
+          store_all([&](int at, float x) { dst[at] = common::round_to_bf16(x); });
+        else
+          store_all([&](int at, float x) { dst[at] = x; });
+      }
       consumer_sync();
-#pragma unroll
-      for (int v = 0; v < kVChunks; ++v)
-#pragma unroll
-        for (int l = 0; l < Acc::ne; ++l)
-          out_o[v].x[l] = (wg == 0 ? o[v].x[l] : o[kOChunks - kVChunks + v].x[l]) +
-                          theirs[(v * Acc::ne + l) * sm90::kWarpgroupThreads + wg_tid];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        float l = 0.0f;
-#pragma unroll
-        for (int g = 0; g < kWarpgroups; ++g)
-#pragma unroll
-          for (int w = 0; w < kWarps; ++w)
-            l += red_max_of(g)[(kWarps + w) * kNumHeads + my_head[c]];  // red_sum_of(g)[w][head]
-        l_run[c] = l;
+      if (tid < kNumHeads) {
+        const float lse = empty_split ? kNegInf : stat_m[tid] + common::log_base(kBase2, stat_l[tid]);
+        if (w.single_pass) {
+          if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = common::natural_lse(kBase2, lse);
+        } else {
+          a.part_lse[(part_base + i * w.splits + w.split) * kNumHeads + tid] = lse;
+        }
       }
-      write_stats();
-    }
-    // fl32(acc / l) of all of this thread's elements at once (gpu/common/exact_quotient.h: one
-    // reciprocal per head, no division and no branch per element), unless one lies outside the
-    // window where that is exact; fp8: then fl32(· KV scale); an empty split's output is 0.
-    if (empty_split) {
-#pragma unroll
-      for (int v = 0; v < kVChunks; ++v)
-#pragma unroll
-        for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = 0.0f;
-    } else {
-      common::ExactDivisor divisor[4];
-      bool in_window = true;
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        divisor[c] = common::exact_divisor(l_run[c]);
-        in_window &= common::divisor_in_window(l_run[c]);  // &, not &&: no branch per element
+      consumer_sync();  // stats, Q, P and the published statistics are reused by the next token
+      if constexpr (Fused) {
+        // The cluster's merge of the token: every block's partial row written (the barrier above,
+        // then thread 0's release fence and arrival on each peer), merged by all of them from L2,
+        // block w.split (its rank) taking its share of the chunks. Each token has rows of its own,
+        // so no block waits for the peers' reads before it goes on.
+        if (tid == 0) sm90::cluster_barrier_arrive_all(&cluster_bars[kPartialsWritten], static_cast<uint32_t>(w.splits));
+        sm90::cluster_barrier_wait(&cluster_bars[kPartialsWritten], tokens_done & 1);
+        const int64_t first_row = part_base + i * w.splits;
+        sm90::cluster_merge_rows(a.part_o + first_row * kNumHeads * kVDim, a.part_lse + first_row * kNumHeads, w.splits,
+                                 w.split, false, a.out + token * kNumHeads * kVDim,
+                                 a.lse != nullptr ? a.lse + token * kNumHeads : nullptr, *scratch, kConsumerThreads,
+                                 [] { consumer_sync(); });
+        consumer_sync();  // the scratch is the next token's
       }
-#pragma unroll
-      for (int v = 0; v < kVChunks; ++v)
-#pragma unroll
-        for (int l = 0; l < Acc::ne; ++l) in_window &= common::dividend_in_window(out_o[v].x[l]);
-      if (in_window) {
-#pragma unroll
-        for (int v = 0; v < kVChunks; ++v)
-#pragma unroll
-          for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = common::exact_quotient(out_o[v].x[l], divisor[head_slot(l)]);
-      } else {
-#pragma unroll
-        for (int v = 0; v < kVChunks; ++v)
-#pragma unroll
-          for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = out_o[v].x[l] / l_run[head_slot(l)];
-      }
-      if (kFp8 && a.kv_scaled)
-#pragma unroll
-        for (int v = 0; v < kVChunks; ++v)
-#pragma unroll
-          for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = out_o[v].x[l] * a.kv_scale;
-    }
-    // The stores, one loop per destination: with the choice made per element (out, a float32 or a
-    // bf16 partial), every element was a few branches and their reconvergence, and the 32 stores of
-    // a thread took about 4000 cycles (device run 3 of 2026-12-03; SASS: BSSY / BRA / BSYNC around
-    // each of them).
-    // Element (v, l) of this thread (bf16): head Acc::get_j(l), value dim (wg · kVChunks + v) · 64 + Acc::get_i(l).
-    auto store_all = [&](auto&& store) {
-#pragma unroll
-      for (int v = 0; v < kVChunks; ++v)
-#pragma unroll
-        for (int l = 0; l < Acc::ne; ++l)
-          store(Acc::get_j(l) * kVDim + (wg * kVChunks + v) * sm90::kWgM + Acc::get_i(l), out_o[v].x[l]);
+      ++tokens_done;
     };
-    if constexpr (kFp8) {
-      // The decoded kernels' Oᵀ rows are their value tile's dims in qk_decoded's order: a warp's
-      // 8 lanes of a head hold dims in pairs 16 apart, so stored from registers each warp store
-      // touched four times the 32-byte sectors (4 x 8192 a16w4 25.7 -> 28.4 µs, device run 1 of
-      // 2026-12-03's fifth session). So the warpgroup stages its half of the token's output in
-      // its value tile past the exchange above, [head][dim] in dim order, and stores 16-byte rows.
-      float* staged = reinterpret_cast<float*>(own_v + kExchangeBytes);
-#pragma unroll
-      for (int v = 0; v < kVChunks; ++v)
-#pragma unroll
-        for (int l = 0; l < Acc::ne; ++l)
-          staged[Acc::get_j(l) * kStagedStride + v * sm90::kWgM + decoded_box_dim(Acc::get_i(l))] = out_o[v].x[l];
-      warpgroup_sync(wg);
-      constexpr int kDims = kVChunks * sm90::kWgM;  // 256: this warpgroup's value dims
-      const int64_t dim0 = static_cast<int64_t>(wg) * kDims;
-      if (w.single_pass) {
-        uint16_t* dst = a.out + token * kNumHeads * kVDim + dim0;
-        for (int c = wg_tid; c < kNumHeads * kDims / 8; c += sm90::kWarpgroupThreads) {
-          const int h = c / (kDims / 8), d = 8 * (c % (kDims / 8));
-          const float4 x = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d);
-          const float4 y = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d + 4);
-          const auto bf = [](float lo, float hi) { return common::pack_bf16(quant::f32_to_bf16(lo), quant::f32_to_bf16(hi)); };
-          *reinterpret_cast<uint4*>(dst + h * kVDim + d) = uint4{bf(x.x, x.y), bf(x.z, x.w), bf(y.x, y.y), bf(y.z, y.w)};
-        }
-      } else {
-        float* dst = a.part_o + (part_base + i * w.splits + w.split) * kNumHeads * kVDim + dim0;
-        const bool bf16_partial = a.partial == problem::PartialFormat::bf16;
-        for (int c = wg_tid; c < kNumHeads * kDims / 4; c += sm90::kWarpgroupThreads) {
-          const int h = c / (kDims / 4), d = 4 * (c % (kDims / 4));
-          float4 x = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d);
-          if (bf16_partial)
-            x = float4{common::round_to_bf16(x.x), common::round_to_bf16(x.y), common::round_to_bf16(x.z),
-                       common::round_to_bf16(x.w)};
-          *reinterpret_cast<float4*>(dst + h * kVDim + d) = x;
-        }
-      }
-    } else if (w.single_pass) {
-      uint16_t* dst = a.out + token * kNumHeads * kVDim;
-      store_all([&](int at, float x) { dst[at] = quant::f32_to_bf16(x); });
-    } else {
-      float* dst = a.part_o + (part_base + i * w.splits + w.split) * kNumHeads * kVDim;
-      if (a.partial == problem::PartialFormat::bf16)
-        store_all([&](int at, float x) { dst[at] = common::round_to_bf16(x); });
-      else
-        store_all([&](int at, float x) { dst[at] = x; });
-    }
-    consumer_sync();
-    if (tid < kNumHeads) {
-      const float lse = empty_split ? kNegInf : stat_m[tid] + common::log_base(kBase2, stat_l[tid]);
-      if (w.single_pass) {
-        if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = common::natural_lse(kBase2, lse);
-      } else {
-        a.part_lse[(part_base + i * w.splits + w.split) * kNumHeads + tid] = lse;
-      }
-    }
-    consumer_sync();  // stats, Q, P and the published statistics are reused by the next token
-    if constexpr (Fused) {
-      // The cluster's merge of the token: every block's partial row written (the barrier above,
-      // then thread 0's release fence and arrival on each peer), merged by all of them from L2,
-      // block w.split (its rank) taking its share of the chunks. Each token has rows of its own,
-      // so no block waits for the peers' reads before it goes on.
-      if (tid == 0) sm90::cluster_barrier_arrive_all(&cluster_bars[kPartialsWritten], static_cast<uint32_t>(w.splits));
-      sm90::cluster_barrier_wait(&cluster_bars[kPartialsWritten], tokens_done & 1);
-      const int64_t first_row = part_base + i * w.splits;
-      sm90::cluster_merge_rows(a.part_o + first_row * kNumHeads * kVDim, a.part_lse + first_row * kNumHeads, w.splits,
-                               w.split, false, a.out + token * kNumHeads * kVDim,
-                               a.lse != nullptr ? a.lse + token * kNumHeads : nullptr, *scratch, kConsumerThreads,
-                               [] { consumer_sync(); });
-      consumer_sync();  // the scratch is the next token's
-    }
-    ++tokens_done;
+    finish_token(kToken0);
+    static_assert(kMaxPack <= 2, "the tile loop and the epilogue take tokens 0 and 1 of a group");
+    if constexpr (Pack > 1)
+      if (group > 1) finish_token(std::integral_constant<int, 1>{});
   }
 }
 
@@ -2047,43 +2127,56 @@ struct ClusterLaunch {
   }
 };
 
-template <std::size_t I, bool Chunked, bool Fused>
-constexpr auto kKernel = hopper_attention_kernel<kInstances[I].kv, kInstances[I].p, kInstances[I].base, Chunked, Fused>;
+template <std::size_t I, bool Chunked, bool Fused, int Pack = 1>
+constexpr auto kKernel =
+    hopper_attention_kernel<kInstances[I].kv, kInstances[I].p, kInstances[I].base, Chunked, Fused, Pack>;
 
 // Above 48 KB a kernel must opt in; once per kernel (a runtime call, legal during capture).
-template <std::size_t I, bool Chunked, bool Fused>
+template <std::size_t I, bool Chunked, bool Fused, int Pack = 1>
 void opt_in() {
   static const bool opted_in = [] {
-    MLACHECK_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kKernel<I, Chunked, Fused>),
+    MLACHECK_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kKernel<I, Chunked, Fused, Pack>),
                                            hipFuncAttributeMaxDynamicSharedMemorySize,
-                                           kPlan<kInstances[I].kv, Fused>.bytes));
+                                           kPlan<kInstances[I].kv, Fused, Pack>.bytes));
     return true;
   }();
   static_cast<void>(opted_in);
 }
 
-template <std::size_t I, bool Chunked, bool Fused>
+template <std::size_t I, bool Chunked, bool Fused, int Pack>
 void launch_kernel(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, hipStream_t stream) {
   constexpr common::Instance in = kInstances[I];
-  constexpr int kSharedBytes = kPlan<in.kv, Fused>.bytes;
-  opt_in<I, Chunked, Fused>();
+  constexpr int kSharedBytes = kPlan<in.kv, Fused, Pack>.bytes;
+  opt_in<I, Chunked, Fused, Pack>();
   if constexpr (Fused) {
-    ClusterLaunch l(blocks, kThreads<in.kv>, kSharedBytes, args.num_splits, stream);
-    MLACHECK_GPU_CHECK(cudaLaunchKernelEx(&l.config, kKernel<I, Chunked, Fused>, args, maps));
+    ClusterLaunch l(blocks, kThreads<in.kv, Pack>, kSharedBytes, args.num_splits, stream);
+    MLACHECK_GPU_CHECK(cudaLaunchKernelEx(&l.config, kKernel<I, Chunked, Fused, Pack>, args, maps));
   } else {
-    kKernel<I, Chunked, Fused><<<static_cast<unsigned>(blocks), kThreads<in.kv>, kSharedBytes, stream>>>(args, maps);
+    kKernel<I, Chunked, Fused, Pack><<<static_cast<unsigned>(blocks), kThreads<in.kv, Pack>, kSharedBytes, stream>>>(
+        args, maps);
   }
 }
 
+template <std::size_t I, int Pack>
+void launch_packed(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused, hipStream_t stream) {
+  if constexpr (kInstances[I].kv == problem::KvFormat::bf16) {
+    if (fused) return launch_kernel<I, false, true, Pack>(args, maps, blocks, stream);
+  }
+  if (fused) throw std::logic_error("hopper: the merge in a cluster is compiled for bf16 caches only");
+  if (args.item_start != nullptr) launch_kernel<I, true, false, Pack>(args, maps, blocks, stream);
+  else launch_kernel<I, false, false, Pack>(args, maps, blocks, stream);
+}
+
+// A batch with more query rows than requests (some q_len > 1) takes the bf16 kernel that packs
+// kMaxPack tokens of a request, each tile copied once for them; otherwise (q_len 1 everywhere) the
+// one-token kernel, whose registers and shared memory hold one token's state.
 template <std::size_t I>
 void launch_instance(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused,
                      hipStream_t stream) {
   if constexpr (kInstances[I].kv == problem::KvFormat::bf16) {
-    if (fused) return launch_kernel<I, false, true>(args, maps, blocks, stream);
+    if (args.total_q > args.num_requests) return launch_packed<I, kMaxPack>(args, maps, blocks, fused, stream);
   }
-  if (fused) throw std::logic_error("hopper: the merge in a cluster is compiled for bf16 caches only");
-  if (args.item_start != nullptr) launch_kernel<I, true, false>(args, maps, blocks, stream);
-  else launch_kernel<I, false, false>(args, maps, blocks, stream);
+  launch_packed<I, 1>(args, maps, blocks, fused, stream);
 }
 
 template <std::size_t... I>

@@ -18,6 +18,12 @@ inline constexpr int kTileKeys = 64;
 // Copy-pipeline depth: two tiles of 64 rows x 1152 bytes (144 KB) beside Q (18 KB) and P; a third
 // tile (216 KB in all) does not fit beside Q in the 227 KB of shared memory.
 inline constexpr int kStages = 2;
+// Query tokens of one request taken together by the bf16 kernel (q_len > 1: speculative decoding),
+// each tile copied once for all of them: each token's Q (18 KB), P and statistics beside the two
+// stages, and its Oᵀ (256 dims x 16 heads: 32 floats a thread). Two fit (189 KB); three would
+// (215 KB) but four would not (232 KB, past sm_90's 227), and q_len 2 (one draft token) is the
+// common case: q_len 3 and 4 run as groups of two and one, or two and two.
+inline constexpr int kMaxPack = 2;
 // fp8 KV with bf16 Q and P (a16w8): the copy engine lands raw e4m3 rows (576 bytes each) in a ring
 // of parts of kFp8PartRows keys, one part per warp of a tile's owner (16 rows: the rows of Sᵀ that
 // warp holds). The owner decodes its rows to bf16 in registers, so the part is free again as soon
