@@ -539,7 +539,7 @@ struct TokenCursor {
     next_item(a);
   }
   // The group's tokens: i .. i + group() - 1.
-  __device__ int group() const { return w.q_len - i < Pack ? w.q_len - i : Pack; }
+  __device__ int group() const { return Pack == 1 ? 1 : w.q_len - i < Pack ? w.q_len - i : Pack; }
   // The union of the group's keys.
   __device__ TokenKeys keys() const { return w.token(i + group() - 1); }
 
@@ -726,16 +726,13 @@ __device__ __forceinline__ void rescale_outputs(Acc (&o)[Chunks], const float (&
 }
 
 // SkipOnes: rescale_outputs'.
-template <int Chunks, sm90::WgOperand Operand = sm90::WgOperand::bf16, bool SkipOnes = false>
-__device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* kv,
-                                         const unsigned char* p, int first_chunk) {
+// Oᵀ += Vᵀ Pᵀ's products only (issued, not fenced, not committed).
+template <int Chunks, sm90::WgOperand Operand = sm90::WgOperand::bf16>
+__device__ __forceinline__ void pv_products(Acc (&o)[Chunks], const unsigned char* kv, const unsigned char* p,
+                                            int first_chunk) {
   constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
-  rescale_outputs<SkipOnes>(o, alpha);
   const uint64_t v_desc = sm90::smem_descriptor_sw128(kv, KvTile::kLeading, KvTile::kStride);
   const uint64_t p_desc = sm90::smem_descriptor(p, kPLayout.leading_bytes(), kPLayout.stride_bytes());
-#pragma unroll
-  for (int v = 0; v < Chunks; ++v) sm90::wgmma_fence_operand(o[v]);
-  sm90::wgmma_fence();
 #pragma unroll
   for (int v = 0; v < Chunks; ++v)
 #pragma unroll
@@ -745,6 +742,15 @@ __device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[
           o[v], sm90::descriptor_advance(v_desc, KvTile::mn_major_start((first_chunk + v) * sm90::kWgM, k0)),
           sm90::descriptor_advance(p_desc, kPLayout.offset_bytes(k0, 0)), true);
     }
+}
+template <int Chunks, sm90::WgOperand Operand = sm90::WgOperand::bf16, bool SkipOnes = false>
+__device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* kv,
+                                         const unsigned char* p, int first_chunk) {
+  rescale_outputs<SkipOnes>(o, alpha);
+#pragma unroll
+  for (int v = 0; v < Chunks; ++v) sm90::wgmma_fence_operand(o[v]);
+  sm90::wgmma_fence();
+  pv_products<Chunks, Operand>(o, kv, p, first_chunk);
   sm90::wgmma_commit();
 }
 
@@ -752,6 +758,41 @@ __device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[
 template <bool Base2>
 __device__ __forceinline__ float softmax_exp(float x) {
   return Base2 ? exp2f(x) : expf(x);
+}
+
+// Sᵀ = K Qᵀ of one tile over all 576 dims for each of Pack packed tokens (Q tiles QTile::kBytes
+// apart), each box once its copy has landed, the tokens' products of a box together (issued and
+// committed, not waited). Every accumulator is zeroed and fenced before the first product: a
+// non-wgmma write of one while another's products are in flight serializes them (ptxas C7515).
+// Every token's products, a group of fewer tokens too (its last slot's results are dropped): a
+// product under a branch made ptxas serialize them all (C7520).
+template <int Pack>
+__device__ __forceinline__ void issue_qk_packed(Acc (&s)[Pack], const unsigned char* kv,
+                                                const unsigned char* sq, Barrier* bars, uint32_t parity) {
+  const uint64_t k_desc = sm90::smem_descriptor_sw128(kv, KvTile::kKMajorLeading, KvTile::kStride);
+  const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
+#pragma unroll
+  for (int p = 0; p < Pack; ++p)
+#pragma unroll
+    for (int l = 0; l < Acc::ne; ++l) s[p].x[l] = 0.0f;
+  constexpr int kStepsPerBox = KvTile::kBoxDims / sm90::kWgK16;
+#pragma unroll
+  for (int box = 0; box < KvTile::kBoxes; ++box) {
+    mma::bulk_barrier_wait(&bars[box], parity);
+#pragma unroll
+    for (int p = 0; p < Pack; ++p) sm90::wgmma_fence_operand(s[p]);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int p = 0; p < Pack; ++p)
+#pragma unroll
+        for (int k = box * kStepsPerBox; k < (box + 1) * kStepsPerBox; ++k) {
+          const int k0 = k * sm90::kWgK16;
+          sm90::wgmma_m64n16k16<false>(s[p], sm90::descriptor_advance(k_desc, KvTile::k_major_start(k0)),
+                                       sm90::descriptor_advance(q_desc, p * QTile::kBytes + QTile::k_major_start(k0)),
+                                       k > 0);
+        }
+  }
+  sm90::wgmma_commit();
 }
 
 // Sᵀ = K Qᵀ of one tile over all 576 dims, each box of the tile once its copy has landed (issued
@@ -1640,13 +1681,16 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     // The group's tokens i0 .. i0 + group - 1 of the request (query rows token0 ..): its tiles are
     // the union of their keys (each tile copied once), each token's own keys its mask.
     const int64_t i0 = c.i;
-    const int group = c.group();
+    const int group = Pack == 1 ? 1 : c.group();
     const int64_t part_base = w.part_base;
     const int64_t token0 = a.qo_indptr[w.b] + i0;
     const TokenKeys keys = c.keys();
+    // Token p's own keys: the group's last token's are the union (computed apart for one token,
+    // they cost the one-token kernels 11 registers and the fused one a spill, ptxas -v).
     TokenKeys token_keys[Pack];
 #pragma unroll
-    for (int p = 0; p < Pack; ++p) token_keys[p] = w.token(i0 + (p < group ? p : group - 1));
+    for (int p = 0; p + 1 < Pack; ++p) token_keys[p] = w.token(i0 + p);
+    auto keys_of = [&](int p) -> const TokenKeys& { return p >= group - 1 ? keys : token_keys[p]; };
 
     // Q of the token (the previous token's products are done: the barrier that ended it).
     if constexpr (kFp8) {
@@ -1658,11 +1702,13 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         stage_q_fp8(a, token0, sq, tid);
       }
     } else {
-      // Each token of the group into its own Q tile.
-      for (int idx = tid; idx < group * kNumHeads * KvTile::kBoxes * 8; idx += kConsumerThreads) {
-        const int tok = idx / (kNumHeads * KvTile::kBoxes * 8), rest = idx % (kNumHeads * KvTile::kBoxes * 8);
+      // Each token of the group into its own Q tile; a group of fewer than Pack tokens repeats its
+      // last one in the slots past it (their products run and are dropped: issue_qk_packed).
+      for (int idx = tid; idx < Pack * kNumHeads * KvTile::kBoxes * 8; idx += kConsumerThreads) {
+        const int slot = idx / (kNumHeads * KvTile::kBoxes * 8), rest = idx % (kNumHeads * KvTile::kBoxes * 8);
+        const int tok = slot < group ? slot : group - 1;
         const int h = rest / (KvTile::kBoxes * 8), chunk = rest % (KvTile::kBoxes * 8);
-        copy_16(sq + tok * QTile::kBytes + QTile::chunk_offset_bytes(h, chunk),
+        copy_16(sq + slot * QTile::kBytes + QTile::chunk_offset_bytes(h, chunk),
                 a.q_bf16 + ((token0 + tok) * kNumHeads + h) * kQkDim + chunk * 8);
       }
     }
@@ -1849,6 +1895,24 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       }
       if (tiles > 0 && (first + tiles - 1) % 2 != wg) take_stats(tiles - 1);
     } else {
+      // P·V of a tile for every token of the group (P tiles kPBytes apart from p_base): each Oᵀ
+      // rescaled by its token's α and fenced before the first product (issue_qk_packed: C7515).
+      auto issue_pv_group = [&](const float (&alpha)[Pack][4], const unsigned char* kv, const unsigned char* p_base) {
+        if constexpr (Pack == 1) {
+          issue_pv(o_all[0], alpha[0], kv, p_base, wg * kVChunks);
+        } else {
+#pragma unroll
+          for (int p = 0; p < Pack; ++p) rescale_outputs<false>(o_all[p], alpha[p]);
+#pragma unroll
+          for (int p = 0; p < Pack; ++p)
+#pragma unroll
+            for (int v = 0; v < kVChunks; ++v) sm90::wgmma_fence_operand(o_all[p][v]);
+          sm90::wgmma_fence();
+#pragma unroll
+          for (int p = 0; p < Pack; ++p) pv_products(o_all[p], kv, p_base + p * kPBytes, wg * kVChunks);
+          sm90::wgmma_commit();
+        }
+      };
       // The other warpgroup's tile t: wait for its softmax step, take its statistics (the same
       // float operations as the owner's), rescale Oᵀ and issue P·V over this warpgroup's dims, for
       // each token of the group.
@@ -1859,19 +1923,18 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         Barrier* bars = full + stage_of(t) * KvTile::kBoxes;
 #pragma unroll
         for (int v = 0; v < kVChunks; ++v) mma::bulk_barrier_wait(&bars[wg * kVChunks + v], parity_of(t));
+        float alpha[Pack][4];
 #pragma unroll
         for (int p = 0; p < Pack; ++p) {
-          if (p >= group) break;
           const float* pub = other_pub + p * kPubFloats;
-          float alpha[4];
 #pragma unroll
           for (int c = 0; c < 4; ++c) {
-            alpha[c] = pub[my_head[c]];
-            l_run_all[p][c] = l_run_all[p][c] * alpha[c] + pub[kNumHeads + my_head[c]];
+            alpha[p][c] = pub[my_head[c]];
+            l_run_all[p][c] = l_run_all[p][c] * alpha[p][c] + pub[kNumHeads + my_head[c]];
             m_run_all[p][c] = pub[2 * kNumHeads + my_head[c]];
           }
-          issue_pv(o_all[p], alpha, tile_at(t), other_p + p * kPBytes, wg * kVChunks);
         }
+        issue_pv_group(alpha, tile_at(t), other_p);
       };
       for (int t = (wg - first % 2 + 2) % 2; t < tiles; t += 2) {
         const int stage = stage_of(t);
@@ -1882,9 +1945,8 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         // step, held both stages longer and ran at 801 µs instead of 590 at 256 x 8192).
         if (t > 0) take_remote(t - 1);
         Acc s[Pack];
-#pragma unroll
-        for (int p = 0; p < Pack; ++p)
-          if (p < group) issue_qk(s[p], kv, sq + p * QTile::kBytes, full + stage * KvTile::kBoxes, parity_of(t));
+        if constexpr (Pack == 1) issue_qk(s[0], kv, sq, full + stage * KvTile::kBoxes, parity_of(t));
+        else issue_qk_packed<Pack>(s, kv, sq, full + stage * KvTile::kBoxes, parity_of(t));
         sm90::wgmma_wait<0>();
 #pragma unroll
         for (int p = 0; p < Pack; ++p) sm90::wgmma_fence_operand(s[p]);
@@ -1892,14 +1954,11 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         if (t > 0) release(t - 1);
         if (n < kTileKeys) zero_rows_past(kv, n, wg_tid);
         float alpha[Pack][4];
-        softmax_step(s[0], token_keys[0].keys_in(t), alpha[0], kToken0);
-        if constexpr (Pack > 1)
-          if (group > 1) softmax_step(s[1], token_keys[1].keys_in(t), alpha[1], std::integral_constant<int, 1>{});
+        softmax_step(s[0], keys_of(0).keys_in(t), alpha[0], kToken0);
+        if constexpr (Pack > 1) softmax_step(s[1], keys_of(1).keys_in(t), alpha[1], std::integral_constant<int, 1>{});
         fence_to_async();
         tile_published(wg);  // P, the zeroed rows and the statistics, for both warpgroups' products
-#pragma unroll
-        for (int p = 0; p < Pack; ++p)
-          if (p < group) issue_pv(o_all[p], alpha[p], kv, own_p + p * kPBytes, wg * kVChunks);
+        issue_pv_group(alpha, kv, own_p);
         sm90::wgmma_wait<0>();
         settle_outputs();
         release(t);
@@ -1925,7 +1984,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       float* stat_m = stat_l + kNumHeads;
       // The split's output: o = fl32(acc / l), lse = fl32(m + ln l); a query with no visible key in
       // the split writes o = 0, lse = -inf.
-      const bool empty_split = token_keys[p].tiles == 0;
+      const bool empty_split = keys_of(p).tiles == 0;
       // The statistics of warpgroup 0's first warp (every thread holds the same m; bf16: the same l).
       auto write_stats = [&] {
         if (tid < kWarpSize && lane / 4 == 0)
