@@ -44,7 +44,6 @@ struct QuantArgs {
 struct AttentionArgs {
   // Batch layout (gpu/params.h).
   int32_t num_requests = 0;
-  int32_t total_q = 0;                   // T (the query rows): T > B where some q_len > 1
   const int32_t* qo_indptr = nullptr;    // [B+1]
   const int32_t* kv_indptr = nullptr;    // [B+1]
   const int32_t* kv_indices = nullptr;   // [P] or nullptr

@@ -115,7 +115,6 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
 
   AttentionArgs a;
   a.num_requests = p.num_requests;
-  a.total_q = p.total_q;
   a.qo_indptr = p.qo_indptr;
   a.kv_indptr = p.kv_indptr;
   a.kv_indices = p.kv_indices;

@@ -2226,25 +2226,27 @@ void launch_packed(const AttentionArgs& args, const KvMaps& maps, int64_t blocks
   else launch_kernel<I, false, false, Pack>(args, maps, blocks, stream);
 }
 
-// A batch with more query rows than requests (some q_len > 1) takes the bf16 kernel that packs
-// kMaxPack tokens of a request, each tile copied once for them; otherwise (q_len 1 everywhere) the
-// one-token kernel, whose registers and shared memory hold one token's state.
+// packed: the bf16 kernel that takes kMaxPack tokens of a request at a time (gpu/hopper/launch.cpp
+// asks for it where some q_len > 1); else the one-token kernel, whose registers and shared memory
+// hold one token's state.
 template <std::size_t I>
-void launch_instance(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused,
+void launch_instance(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused, bool packed,
                      hipStream_t stream) {
   if constexpr (kInstances[I].kv == problem::KvFormat::bf16) {
-    if (args.total_q > args.num_requests) return launch_packed<I, kMaxPack>(args, maps, blocks, fused, stream);
+    if (packed) return launch_packed<I, kMaxPack>(args, maps, blocks, fused, stream);
   }
+  if (packed) throw std::logic_error("hopper: packed tokens are compiled for bf16 caches only");
   launch_packed<I, 1>(args, maps, blocks, fused, stream);
 }
 
 template <std::size_t... I>
 void dispatch(std::size_t instance, const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused,
-              hipStream_t stream, std::index_sequence<I...>) {
-  ((instance == I ? launch_instance<I>(args, maps, blocks, fused, stream) : void()), ...);
+              bool packed, hipStream_t stream, std::index_sequence<I...>) {
+  ((instance == I ? launch_instance<I>(args, maps, blocks, fused, packed, stream) : void()), ...);
 }
 
-void launch(std::size_t instance, const AttentionArgs& args, int64_t blocks, bool fused, StreamHandle stream) {
+void launch(std::size_t instance, const AttentionArgs& args, int64_t blocks, bool fused, bool packed,
+            StreamHandle stream) {
   if (blocks == 0) return;
   // The cache's tensor maps (host calls, legal during graph capture; the kernel parameter holds
   // them by value): a contiguous cache is copied a tile per box, a paged one in boxes of 2^k rows
@@ -2258,7 +2260,7 @@ void launch(std::size_t instance, const AttentionArgs& args, int64_t blocks, boo
   if (kInstances[instance].kv == problem::KvFormat::mxfp4 && args.cache_rows > 0)
     maps.scales = sm90::byte_tensor_map_1d(args.kv_mxfp4_scale, args.cache_rows * kMxRowScales,
                                            kMxScaleBoxBytes);
-  dispatch(instance, args, maps, blocks, fused, static_cast<hipStream_t>(stream),
+  dispatch(instance, args, maps, blocks, fused, packed, static_cast<hipStream_t>(stream),
            std::make_index_sequence<kInstances.size()>());
   MLACHECK_GPU_CHECK(hipGetLastError());
 }
@@ -2266,13 +2268,24 @@ void launch(std::size_t instance, const AttentionArgs& args, int64_t blocks, boo
 }  // namespace
 
 bool launch_attention(std::size_t instance, const AttentionArgs& args, int64_t blocks, StreamHandle stream) {
-  launch(instance, args, blocks, false, stream);
+  launch(instance, args, blocks, false, false, stream);
   return false;
 }
 
 bool launch_attention_fused(std::size_t instance, const AttentionArgs& args, int64_t blocks,
                             StreamHandle stream) {
-  launch(instance, args, blocks, true, stream);
+  launch(instance, args, blocks, true, false, stream);
+  return true;
+}
+
+bool launch_attention_packed(std::size_t instance, const AttentionArgs& args, int64_t blocks, StreamHandle stream) {
+  launch(instance, args, blocks, false, true, stream);
+  return false;
+}
+
+bool launch_attention_fused_packed(std::size_t instance, const AttentionArgs& args, int64_t blocks,
+                                   StreamHandle stream) {
+  launch(instance, args, blocks, true, true, stream);
   return true;
 }
 

@@ -21,6 +21,12 @@ bool launch_attention(std::size_t instance, const common::AttentionArgs& args, i
 // true: nothing is left to merge.
 bool launch_attention_fused(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
                             StreamHandle stream);
+// The same with the bf16 kernel that takes kMaxPack (gpu/hopper/config.h) query tokens of a request
+// at a time, each tile copied once for them (bf16 instances only).
+bool launch_attention_packed(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
+                             StreamHandle stream);
+bool launch_attention_fused_packed(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
+                                   StreamHandle stream);
 // How many clusters of the fused kernel for this instance and split count run at once on the
 // current device (the runtime's cudaOccupancyMaxActiveClusters); 0 where it does not run: not a
 // bf16 instance, or splits outside 2..8 (the portable cluster size).

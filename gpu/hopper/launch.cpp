@@ -72,8 +72,13 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   const bool fused = plan.num_splits > 0 && !p.keep_partials && p.num_requests > 0 &&
                      p.num_requests <= cluster_merge_capacity(*instance, plan.num_splits);
   const bool persistent = plan.chunk_keys > 0 || plan.is_balanced();
-  common::queue_decode(r, *instance, plan, persistent ? p.multiprocessors : 0, p, stream,
-                       fused ? &launch_attention_fused : &launch_attention);
+  // Query tokens of a request taken together (bf16): where some request has q_len > 1 (more query
+  // rows than requests), unless the strategy asks for one at a time.
+  const bool packed = r.kv == problem::KvFormat::bf16 && p.total_q > p.num_requests && s.tunables.packed_tokens != 1;
+  const common::AttentionLauncher attention =
+      packed ? (fused ? &launch_attention_fused_packed : &launch_attention_packed)
+             : (fused ? &launch_attention_fused : &launch_attention);
+  common::queue_decode(r, *instance, plan, persistent ? p.multiprocessors : 0, p, stream, attention);
 }
 
 }  // namespace mlacheck::gpu::hopper
