@@ -84,7 +84,15 @@
 // barrier.cluster would need the producer warp, which has left) the blocks merge the token's output
 // from L2 between them (gpu/sm90/cluster_merge.h, the merge kernel's float operations): no second
 // kernel.
-// Not yet: heads x q_len packed into N (tokens run one after another).
+// Query tokens of one request (q_len > 1, bf16, Pack = kMaxPack): taken two at a time, each tile
+// copied once for the group (the union of its tokens' keys: every token's keys start at the split's
+// first). Each token keeps its own Q tile, Sᵀ, softmax state, P, published statistics and Oᵀ; the
+// owner issues every token's Q·Kᵀ of a box together and each warpgroup every token's P·V of a tile
+// together, and the group's last tile is masked for a token whose keys end before it (α = 1, p = 0:
+// its state unchanged, the same bits as one token at a time; GpuHopperPackedTokens). The products
+// stay m64n16 per token (a tile's products take twice the tensor time; 16 heads x q_len as one N of
+// 32 would read each K and V operand once for both). The fp8 and MXFP4 kernels take one token at a
+// time (their Oᵀ of 512 dims fills the registers).
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -237,7 +245,9 @@ __device__ __forceinline__ int mx_scale_skew(int64_t row) { return static_cast<i
 // The bytes of the 16-byte-aligned span of `rows` scale rows that start `skew` bytes into it.
 __device__ __forceinline__ int mx_scale_span(int skew, int rows) { return (skew + rows * kMxRowScales + 15) / 16 * 16; }
 
-// Shared memory (bytes from a 1024-byte-aligned base: the swizzle's period), per KV format:
+// Shared memory (bytes from a 1024-byte-aligned base: the swizzle's period), per KV format; q, p,
+// pub, red and stats once per token of a packed group (bf16, Pack tokens: p, pub and red
+// [warpgroup][token]):
 //   stage  bf16: kStages tiles of kTileKeys cache rows in KvTile layout;
 //          fp8: the ring of kFp8RingParts parts of kFp8PartRows raw rows (576 bytes each);
 //          MXFP4: the ring of kMxfp4RingParts parts of kFp8PartRows code rows and their scale slot
