@@ -131,6 +131,9 @@ using problem::kQkDim;
 using problem::kVDim;
 using KvTile = sm90::Swizzle128Tile<kTileKeys>;
 using QTile = sm90::Swizzle128Tile<kNumHeads>;
+// Q of Pack packed tokens as one B operand of N = 16 Pack rows (token p's heads in rows 16 p ..).
+template <int Pack>
+using PackedQTile = sm90::Swizzle128Tile<kNumHeads * Pack>;
 using Acc = sm90::WgTileC64x16;
 using Barrier = mma::BulkBarrier;
 
@@ -770,17 +773,19 @@ __device__ __forceinline__ float softmax_exp(float x) {
   return Base2 ? exp2f(x) : expf(x);
 }
 
-// Sᵀ = K Qᵀ of one tile over all 576 dims for each of Pack packed tokens (Q tiles QTile::kBytes
-// apart), each box once its copy has landed, the tokens' products of a box together (issued and
-// committed, not waited). Every accumulator is zeroed and fenced before the first product: a
-// non-wgmma write of one while another's products are in flight serializes them (ptxas C7515).
-// Every token's products, a group of fewer tokens too (its last slot's results are dropped): a
-// product under a branch made ptxas serialize them all (C7520).
+// Sᵀ = K Qᵀ of one tile over all 576 dims for Pack packed tokens as one product of N = 16 Pack
+// (PackedQTile: token p's heads in columns 16 p ..; s[p] its columns), each box once its copy has
+// landed (issued and committed, not waited): each K operand read once for all tokens. Every token's
+// columns, a group of fewer tokens too (the last slot repeats its last token; its results are
+// dropped). (Products of N = 16 per token, each accumulator rescaled or fenced between them, or under
+// a branch, ptxas serialized: C7515, C7517, C7520.)
 template <int Pack>
-__device__ __forceinline__ void issue_qk_packed(Acc (&s)[Pack], const unsigned char* kv,
-                                                const unsigned char* sq, Barrier* bars, uint32_t parity) {
+__device__ __forceinline__ void issue_qk_packed(Acc (&s)[Pack], const unsigned char* kv, const unsigned char* sq,
+                                                Barrier* bars, uint32_t parity) {
+  static_assert(Pack == 2, "two tokens: one m64n32 product (16 heads x 2)");
+  using Q = PackedQTile<Pack>;
   const uint64_t k_desc = sm90::smem_descriptor_sw128(kv, KvTile::kKMajorLeading, KvTile::kStride);
-  const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, QTile::kKMajorLeading, QTile::kStride);
+  const uint64_t q_desc = sm90::smem_descriptor_sw128(sq, Q::kKMajorLeading, Q::kStride);
 #pragma unroll
   for (int p = 0; p < Pack; ++p)
 #pragma unroll
@@ -793,14 +798,11 @@ __device__ __forceinline__ void issue_qk_packed(Acc (&s)[Pack], const unsigned c
     for (int p = 0; p < Pack; ++p) sm90::wgmma_fence_operand(s[p]);
     sm90::wgmma_fence();
 #pragma unroll
-    for (int p = 0; p < Pack; ++p)
-#pragma unroll
-        for (int k = box * kStepsPerBox; k < (box + 1) * kStepsPerBox; ++k) {
-          const int k0 = k * sm90::kWgK16;
-          sm90::wgmma_m64n16k16<false>(s[p], sm90::descriptor_advance(k_desc, KvTile::k_major_start(k0)),
-                                       sm90::descriptor_advance(q_desc, p * QTile::kBytes + QTile::k_major_start(k0)),
-                                       k > 0);
-        }
+    for (int k = box * kStepsPerBox; k < (box + 1) * kStepsPerBox; ++k) {
+      const int k0 = k * sm90::kWgK16;
+      sm90::wgmma_m64n32k16<false>(s[0], s[1], sm90::descriptor_advance(k_desc, KvTile::k_major_start(k0)),
+                                   sm90::descriptor_advance(q_desc, Q::k_major_start(k0)), k > 0);
+    }
   }
   sm90::wgmma_commit();
 }
@@ -1672,6 +1674,8 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   // P [key][head] (heads contiguous) as Oᵀ's B operand read MN-major: a thread's two adjacent heads
   // of a key are one 32-bit store.
   constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
+  // P of a packed group: token p's heads in columns 16 p .. (Pack == 1: kPLayout).
+  constexpr sm90::MnMajorLayout kPLayoutN{kNumHeads * Pack};
   // fp8: the scores carry the Q scale (a scaled fp8 Q) and then the KV scale, one rounding each
   // (gpu/fast/attention.hip's order).
   float score_scale = a.score_scale;
@@ -1718,7 +1722,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         const int slot = idx / (kNumHeads * KvTile::kBoxes * 8), rest = idx % (kNumHeads * KvTile::kBoxes * 8);
         const int tok = slot < group ? slot : group - 1;
         const int h = rest / (KvTile::kBoxes * 8), chunk = rest % (KvTile::kBoxes * 8);
-        copy_16(sq + slot * QTile::kBytes + QTile::chunk_offset_bytes(h, chunk),
+        copy_16(sq + PackedQTile<Pack>::chunk_offset_bytes(slot * kNumHeads + h, chunk),
                 a.q_bf16 + ((token0 + tok) * kNumHeads + h) * kQkDim + chunk * 8);
       }
     }
@@ -1774,7 +1778,6 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       float(&m_run)[4] = m_run_all[p];
       float(&l_run)[4] = l_run_all[p];
       float* const pub = own_pub + p * kPubFloats;
-      unsigned char* const p_tile = own_p + p * kPBytes;
       // Softmax step over the tile's keys for this thread's four heads.
       float m_tile[4] = {kNegInf, kNegInf, kNegInf, kNegInf};
 #pragma unroll
@@ -1808,13 +1811,13 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         sum[head_slot(l)] += p0;
         sum[head_slot(l + 1)] += p1;
         if constexpr (kF16P) {
-          *reinterpret_cast<uint32_t*>(p_tile + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+          *reinterpret_cast<uint32_t*>(own_p + kPLayoutN.offset_bytes(Acc::get_i(l), p * kNumHeads + Acc::get_j(l))) =
               common::f32_pair_to_f16_pair(p0, p1);
         } else if constexpr (kF16Operands) {  // P rounded to e4m3fn (supports()), as f16 values
-          *reinterpret_cast<uint32_t*>(p_tile + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+          *reinterpret_cast<uint32_t*>(own_p + kPLayoutN.offset_bytes(Acc::get_i(l), p * kNumHeads + Acc::get_j(l))) =
               common::p_pair_to_e4m3fn_f16_pair(p0, p1);
         } else {
-          *reinterpret_cast<uint32_t*>(p_tile + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+          *reinterpret_cast<uint32_t*>(own_p + kPLayoutN.offset_bytes(Acc::get_i(l), p * kNumHeads + Acc::get_j(l))) =
               common::pack_bf16(quant::f32_to_bf16(common::round_to_bf16(p0)),
                                 quant::f32_to_bf16(common::round_to_bf16(p1)));
         }
@@ -1905,8 +1908,8 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       }
       if (tiles > 0 && (first + tiles - 1) % 2 != wg) take_stats(tiles - 1);
     } else {
-      // P·V of a tile for every token of the group (P tiles kPBytes apart from p_base): each Oᵀ
-      // rescaled by its token's α and fenced before the first product (issue_qk_packed: C7515).
+      // P·V of a tile for every token of the group (P of N = 16 Pack columns at p_base, token p's
+      // from column 16 p): each Oᵀ rescaled by its token's α and fenced before the product.
       auto issue_pv_group = [&](const float (&alpha)[Pack][4], const unsigned char* kv, const unsigned char* p_base) {
         if constexpr (Pack == 1) {
           issue_pv(o_all[0], alpha[0], kv, p_base, wg * kVChunks);
@@ -1918,8 +1921,20 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
 #pragma unroll
             for (int v = 0; v < kVChunks; ++v) sm90::wgmma_fence_operand(o_all[p][v]);
           sm90::wgmma_fence();
+          // Oᵀ += Vᵀ Pᵀ with N = 16 Pack: token p's Oᵀ the columns 16 p .. (two tokens: one m64n32).
+          static_assert(Pack == 2, "two tokens: one m64n32 product");
+          const uint64_t v_desc = sm90::smem_descriptor_sw128(kv, KvTile::kLeading, KvTile::kStride);
+          const uint64_t p_desc = sm90::smem_descriptor(p_base, kPLayoutN.leading_bytes(), kPLayoutN.stride_bytes());
 #pragma unroll
-          for (int p = 0; p < Pack; ++p) pv_products(o_all[p], kv, p_base + p * kPBytes, wg * kVChunks);
+          for (int v = 0; v < kVChunks; ++v)
+#pragma unroll
+            for (int k = 0; k < kPvSteps; ++k) {
+              const int k0 = k * sm90::kWgK16;
+              sm90::wgmma_m64n32k16<true, true>(
+                  o_all[0][v], o_all[1][v],
+                  sm90::descriptor_advance(v_desc, KvTile::mn_major_start((wg * kVChunks + v) * sm90::kWgM, k0)),
+                  sm90::descriptor_advance(p_desc, kPLayoutN.offset_bytes(k0, 0)), true);
+            }
           sm90::wgmma_commit();
         }
       };

@@ -260,6 +260,34 @@ __device__ __forceinline__ void wgmma_m64n16k16(WgTileC64x16& d, uint64_t desc_a
 #endif
 }
 
+// D (+)= A · Bᵀ over one K step of 16 with N = 32, bf16: A 64 x 16 and B 32 x 16 (K-major, or with
+// TransposeA / TransposeB stored MN-major). D's 16 floats a thread are two 64 x 16 tiles side by
+// side: `lo` columns 0 .. 15, `hi` columns 16 .. 31 (the accumulator layout's element l lies in
+// column 8 (l / 4) + 2 t + l % 2, so elements 8 .. 15 are the second tile's 0 .. 7). One product
+// reads its A once for both halves (the Hopper kernel's two packed query tokens).
+template <bool TransposeA, bool TransposeB = false>
+__device__ __forceinline__ void wgmma_m64n32k16(WgTileC64x16& lo, WgTileC64x16& hi, uint64_t desc_a,
+                                                uint64_t desc_b, bool accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  float* x = lo.x;
+  float* y = hi.x;
+  asm volatile(
+      "{\n .reg .pred acc;\n setp.ne.b32 acc, %18, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, acc, 1, 1, %19, %20;\n}\n"
+      : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]), "+f"(x[7]),
+        "+f"(y[0]), "+f"(y[1]), "+f"(y[2]), "+f"(y[3]), "+f"(y[4]), "+f"(y[5]), "+f"(y[6]), "+f"(y[7])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0), "n"(TransposeA ? 1 : 0), "n"(TransposeB ? 1 : 0));
+#else
+  (void)lo;
+  (void)hi;
+  (void)desc_a;
+  (void)desc_b;
+  (void)accumulate;
+  __trap();  // compiled for sm_90a only (gpu/CMakeLists.txt)
+#endif
+}
+
 // A 64 x 16 A operand of 16-bit values (bf16 or f16) in registers (PTX "Register fragment for
 // matrix A" of wgmma .m64nNk16, the layout of mma.m16n8k16's A per warp): warp w of the warpgroup
 // holds rows 16 w .. 16 w + 15; with g = lane / 4, t = lane % 4, register 0 holds (row 16 w + g,
