@@ -86,13 +86,14 @@
 // kernel.
 // Query tokens of one request (q_len > 1, bf16, Pack = kMaxPack): taken two at a time, each tile
 // copied once for the group (the union of its tokens' keys: every token's keys start at the split's
-// first). Each token keeps its own Q tile, Sᵀ, softmax state, P, published statistics and Oᵀ; the
-// owner issues every token's Q·Kᵀ of a box together and each warpgroup every token's P·V of a tile
-// together, and the group's last tile is masked for a token whose keys end before it (α = 1, p = 0:
-// its state unchanged, the same bits as one token at a time; GpuHopperPackedTokens). The products
-// stay m64n16 per token (a tile's products take twice the tensor time; 16 heads x q_len as one N of
-// 32 would read each K and V operand once for both). The fp8 and MXFP4 kernels take one token at a
-// time (their Oᵀ of 512 dims fills the registers).
+// first). The products are the issue's "16 heads x q_len packed": Sᵀ = K Qᵀ and Oᵀ = Vᵀ Pᵀ with N =
+// 32 (both tokens' Q rows one B operand, both tokens' P columns another; m64n32k16 reads each K and V
+// operand once for both tokens, where two m64n16 products read it twice: q_len 2 at 64 x 8192 in
+// 203 µs against 243, docs/PERF.md). Each token keeps its own softmax state and statistics (its 16
+// columns of the accumulators: elements 0..7 and 8..15), and the group's last tile is masked for a
+// token whose keys end before it (α = 1, p = 0: its state unchanged, the same bits as one token at
+// a time; GpuHopperPackedTokens). The fp8 and MXFP4 kernels take one token at a time (their Oᵀ of
+// 512 dims fills the registers).
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
