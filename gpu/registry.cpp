@@ -41,8 +41,8 @@ constexpr std::string_view kWhyPersistent =
 
 constexpr Tunables kHopper{0, 0, true, hopper::kTileKeys};
 constexpr std::string_view kWhyHopper =
-    "a producer warp (bulk tensor copies) and two consumer warpgroups, 64-key tiles, 2 stages (gpu/hopper/config.h); splits: "
-    "the mma family's wave model with this tile";
+    "a producer warp (bulk tensor copies) and two consumer warpgroups, 64-key tiles, 2 stages, q_len > 1 two tokens a "
+    "tile (gpu/hopper/config.h); splits: the mma family's wave model with this tile";
 constexpr Tunables kHopperPersistent{0, 0, false, hopper::kTileKeys};
 constexpr std::string_view kWhyHopperPersistent =
     "the split-k hopper kernel's tiles and roles; one block per SM taking items of a chunked plan in turn, "

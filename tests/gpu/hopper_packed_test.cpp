@@ -1,9 +1,9 @@
 // The hopper family's bf16 kernel with the query tokens of a request taken together (q_len > 1:
 // each tile copied once for the group, gpu/hopper/attention.hip) against the same kernel taking them
-// one at a time (Tunables::packed_tokens = 1): the same output and LSE bits. Each token's products,
-// softmax steps and epilogue are the one-token kernel's float operations in the same order; a tile
-// past a token's last key (the group's last tile) is all masked for it: α = 1, p = 0, its state
-// unchanged. So any difference is a token's keys masked by another's bound, a statistic or P of the
+// one at a time (Tunables::packed_tokens = 1): the same output and LSE bits. Each token's columns of
+// the m64n32 products, its softmax steps and epilogue are the one-token kernel's float operations in
+// the same order; a tile past a token's last key (the group's last tile) is all masked for it: α = 1,
+// p = 0, its state unchanged. So any difference is a token's keys masked by another's bound, a statistic or P of the
 // wrong token, a Q tile staged for the wrong token or a group cut wrong (q_len 3: a group of two,
 // then one). Split-K (the split rule's counts and the merge in clusters where it fuses) and the
 // persistent schedule, on the quick tier's q_len > 1 cases and two of q_len 3 (one cut so that a
@@ -28,19 +28,18 @@
 namespace mlacheck::gpu {
 namespace {
 
-// q_len 3 (groups of two and one): ragged lengths (0, 1, primes, page boundaries), and 16 requests
-// of 66 keys under 2 splits of 33, where the second split holds keys 33 .. 65: token 0 of a
-// request sees keys 0 .. 63, token 2 keys 0 .. 65.
-constexpr const char* kOddCases =
-    "name=q3_ragged_p16_bs10_kv200 batch=10 kv_len=200 seed=71 q_len=3 layout=ragged page_size=16 shuffle_pages=1\n"
-    "name=q3_bs16_kv66 batch=16 kv_len=66 seed=72 q_len=3\n";
-
 TEST(GpuHopperPackedTokens, EqualOneTokenAtATimeBitForBit) {
   if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
 #if !defined(MLACHECK_HAVE_SM90A)
   GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
 #else
   if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
+  // q_len 3 (groups of two and one): ragged lengths (0, 1, primes, page boundaries), and 16 requests
+  // of 66 keys under 2 splits of 33, where the second split holds keys 33 .. 65: token 0 of a
+  // request sees keys 0 .. 63, token 2 keys 0 .. 65.
+  constexpr const char* kOddCases =
+      "name=q3_ragged_p16_bs10_kv200 batch=10 kv_len=200 seed=71 q_len=3 layout=ragged page_size=16 shuffle_pages=1\n"
+      "name=q3_bs16_kv66 batch=16 kv_len=66 seed=72 q_len=3\n";
   std::vector<ref::CaseSpec> specs;
   for (const ref::CaseSpec& spec : test::decode_cases())
     if (spec.q_len > 1) specs.push_back(spec);
