@@ -61,11 +61,7 @@ TEST(GpuHopperFusedMerge, EqualsTheMergeKernelBitForBit) {
       // KeepWorkspace::yes keeps the partials for the caller: the merge kernel runs.
       const RunResult unfused = device.run(s, cache, KeepWorkspace::yes);
       const RunResult fused = device.run(s, cache, KeepWorkspace::no);
-      ASSERT_EQ(fused.out.size(), unfused.out.size());
-      ASSERT_EQ(fused.lse.size(), unfused.lse.size());
-      const test::BitDifferences d = test::bit_differences(fused.out, unfused.out, fused.lse, unfused.lse);
-      EXPECT_EQ(d.out, 0u) << "output elements that differ";
-      EXPECT_EQ(d.lse, 0u) << "LSE entries that differ";
+      test::expect_same_bits(fused.out, unfused.out, fused.lse, unfused.lse);
       ++compared_here;
     }
     EXPECT_GE(compared_here, 5) << splits << " splits: too few quick cases fit " << capacity << " clusters";
