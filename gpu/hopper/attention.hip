@@ -2320,8 +2320,13 @@ int cluster_merge_capacity(std::size_t instance, int splits) {
       kInstances[instance].kv != problem::KvFormat::bf16)
     return 0;
   // Clusters of `splits` blocks of one SM's shared memory each must fit on a GPC; asked of the
-  // runtime once per split count (bf16 is instance 0: static_assert below).
+  // runtime once per split count (bf16 is instance 0: static_assert below). The packed kernel's
+  // blocks (384 threads, kPlan<bf16, true, kMaxPack>) hold one SM each too: the same clusters fit.
   static_assert(kInstances[0].kv == problem::KvFormat::bf16);
+  // One block per SM for both (sm_90: 228 KB of shared memory an SM, 1 KB of it reserved per block).
+  static_assert(2 * (kPlan<problem::KvFormat::bf16, true>.bytes + 1024) > 233472 &&
+                    2 * (kPlan<problem::KvFormat::bf16, true, kMaxPack>.bytes + 1024) > 233472,
+                "the fused kernels hold one SM a block, packed or not");
   static int capacity[sm90::kMaxClusterSplits + 1] = {};  // 0 unknown, -1 none
   int& known = capacity[splits];
   if (known == 0) {
