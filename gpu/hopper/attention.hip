@@ -703,6 +703,35 @@ __device__ void reduce_heads(float (&v)[4], float* red, int warpgroup) {
   }
 }
 
+// reduce_heads for the Pack tokens of a packed group at once: token p's values through its own
+// region, red + p * kRedBytes / 4, in the same order as reduce_heads (so the same bits), behind one
+// barrier of the warpgroup for all of them.
+template <bool Sum, int Pack>
+__device__ void reduce_heads_packed(float (&v)[Pack][4], float* red, int warpgroup) {
+#pragma unroll
+  for (int p = 0; p < Pack; ++p) reduce_heads_in_warp<Sum>(v[p]);
+  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  const int warp = static_cast<int>(threadIdx.x) / kWarpSize % kWarps;
+  constexpr int kRedFloats = kRedBytes / 4;
+  if (lane < 4)
+#pragma unroll
+    for (int p = 0; p < Pack; ++p)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) red[p * kRedFloats + warp * kNumHeads + 8 * (c / 2) + 2 * lane + c % 2] = v[p][c];
+  warpgroup_sync(warpgroup);
+#pragma unroll
+  for (int p = 0; p < Pack; ++p)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const int h = 8 * (c / 2) + 2 * (lane % 4) + c % 2;
+      const float* r_p = red + p * kRedFloats;
+      float r = r_p[h];
+#pragma unroll
+      for (int w = 1; w < kWarps; ++w) r = Sum ? r + r_p[w * kNumHeads + h] : max_of(r, r_p[w * kNumHeads + h]);
+      v[p][c] = r;
+    }
+}
+
 // Accumulator element l of this thread is at head column Acc::get_j(l): columns 8 (l / 4) + 2 t +
 // l % 2, i.e. head slot c = 2 (l / 4) + l % 2 of the thread's four heads.
 __device__ __forceinline__ int head_slot(int l) { return 2 * (l / 4) + l % 2; }
@@ -1851,6 +1880,63 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       __syncwarp();  // the warp converged again before the barriers that follow
     };
 
+    // The softmax step of every token of a packed group at once (bf16; Pack > 1): softmax_step's
+    // float operations per token, in its order, with each reduction of the maxima and of the sums
+    // for all tokens behind one barrier of the warpgroup (reduce_heads_packed), where one token at a
+    // time took two barriers each. n[p]: token p's keys in the tile.
+    auto softmax_step_packed = [&](Acc (&s)[Pack], const int (&n)[Pack], float (&alpha)[Pack][4]) {
+      float m_tile[Pack][4], m_new[Pack][4], sum[Pack][4];
+#pragma unroll
+      for (int p = 0; p < Pack; ++p) {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) m_tile[p][c] = kNegInf;
+#pragma unroll
+        for (int l = 0; l < Acc::ne; ++l) {
+          s[p].x[l] = Acc::get_i(l) < n[p] ? s[p].x[l] * score_scale : kNegInf;
+          m_tile[p][head_slot(l)] = max_of(m_tile[p][head_slot(l)], s[p].x[l]);
+        }
+      }
+      reduce_heads_packed<false, Pack>(m_tile, red_max, wg);
+#pragma unroll
+      for (int p = 0; p < Pack; ++p)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          m_new[p][c] = max_of(m_run_all[p][c], m_tile[p][c]);
+          alpha[p][c] = softmax_exp<kBase2>(m_run_all[p][c] - m_new[p][c]);  // 0 on the first tile
+          sum[p][c] = 0.0f;
+        }
+#pragma unroll
+      for (int p = 0; p < Pack; ++p)
+#pragma unroll
+        for (int l = 0; l < Acc::ne; l += 2) {  // elements l, l + 1: one key, adjacent heads
+          const float p0 = softmax_exp<kBase2>(s[p].x[l] - m_new[p][head_slot(l)]);  // masked: b^-inf = 0
+          const float p1 = softmax_exp<kBase2>(s[p].x[l + 1] - m_new[p][head_slot(l + 1)]);
+          sum[p][head_slot(l)] += p0;
+          sum[p][head_slot(l + 1)] += p1;
+          *reinterpret_cast<uint32_t*>(own_p + kPLayoutN.offset_bytes(Acc::get_i(l), p * kNumHeads + Acc::get_j(l))) =
+              common::pack_bf16(quant::f32_to_bf16(common::round_to_bf16(p0)),
+                                quant::f32_to_bf16(common::round_to_bf16(p1)));
+        }
+      reduce_heads_packed<true, Pack>(sum, red_sum, wg);
+#pragma unroll
+      for (int p = 0; p < Pack; ++p) {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          l_run_all[p][c] = l_run_all[p][c] * alpha[p][c] + sum[p][c];
+          m_run_all[p][c] = m_new[p][c];
+        }
+        if (wg_tid < 4)  // lanes 0..3 of the first warp hold all 16 heads between them
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            float* const pub = own_pub + p * kPubFloats;
+            pub[my_head[c]] = alpha[p][c];
+            pub[kNumHeads + my_head[c]] = sum[p][c];
+            pub[2 * kNumHeads + my_head[c]] = m_new[p][c];
+          }
+      }
+      __syncwarp();  // the warp converged again before the barriers that follow
+    };
+
     // Token p of the group as a compile-time index (the state arrays stay in registers).
     [[maybe_unused]] constexpr std::integral_constant<int, 0> kToken0{};
     if constexpr (kFp8) {
@@ -1980,8 +2066,14 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         if (t > 0) release(t - 1);
         if (n < kTileKeys) zero_rows_past(kv, n, wg_tid);
         float alpha[Pack][4];
-        softmax_step(s[0], keys_of(0).keys_in(t), alpha[0], kToken0);
-        if constexpr (Pack > 1) softmax_step(s[1], keys_of(1).keys_in(t), alpha[1], std::integral_constant<int, 1>{});
+        if constexpr (Pack == 1) {
+          softmax_step(s[0], n, alpha[0], kToken0);
+        } else {
+          int token_n[Pack];
+#pragma unroll
+          for (int p = 0; p < Pack; ++p) token_n[p] = keys_of(p).keys_in(t);
+          softmax_step_packed(s, token_n, alpha);
+        }
         fence_to_async();
         tile_published(wg);  // P, the zeroed rows and the statistics, for both warpgroups' products
         issue_pv_group(alpha, kv, own_p);
