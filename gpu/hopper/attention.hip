@@ -90,10 +90,11 @@
 // 32 (both tokens' Q rows one B operand, both tokens' P columns another; m64n32k16 reads each K and V
 // operand once for both tokens, where two m64n16 products read it twice: q_len 2 at 64 x 8192 in
 // 203 µs against 243, docs/PERF.md). Each token keeps its own softmax state and statistics (its 16
-// columns of the accumulators: elements 0..7 and 8..15), and the group's last tile is masked for a
-// token whose keys end before it (α = 1, p = 0: its state unchanged, the same bits as one token at
-// a time; GpuHopperPackedTokens). The fp8 and MXFP4 kernels take one token at a time (their Oᵀ of
-// 512 dims fills the registers).
+// columns of the accumulators: elements 0..7 and 8..15), the owner takes the group's softmax steps
+// together (softmax_step_packed: one barrier per reduction for both), and the group's last tile is
+// masked for a token whose keys end before it (α = 1, p = 0: its state unchanged, the same bits as
+// one token at a time; GpuHopperPackedTokens). The fp8 and MXFP4 kernels take one token at a time
+// (their Oᵀ of 512 dims fills the registers).
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
