@@ -18,13 +18,23 @@ class ActiveMutant {
 };
 
 std::string_view site_name(gpu::MutantSite s) {
-  return s == gpu::MutantSite::mma_kernel ? "mma kernel" : "shared steps";
+  switch (s) {
+    case gpu::MutantSite::mma_kernel: return "mma kernel";
+    case gpu::MutantSite::hopper_kernel: return "hopper kernel";
+    case gpu::MutantSite::shared_steps: return "shared steps";
+  }
+  return "?";
 }
 
 }  // namespace
 
 bool MutantTally::reaches(const gpu::Strategy& s, const gpu::MutantInfo& m) {
-  return m.site == gpu::MutantSite::shared_steps || s.family->id == gpu::FamilyId::mma;
+  switch (m.site) {
+    case gpu::MutantSite::shared_steps: return true;
+    case gpu::MutantSite::mma_kernel: return s.family->id == gpu::FamilyId::mma;
+    case gpu::MutantSite::hopper_kernel: return s.family->id == gpu::FamilyId::hopper;
+  }
+  return false;
 }
 
 void MutantTally::run_faults(const gpu::Strategy& s, const std::string& case_name,

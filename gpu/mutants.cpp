@@ -6,7 +6,8 @@
 namespace mlacheck::gpu {
 namespace {
 
-// The twelve bugs planted by hand in issue 12's measurement, one entry each.
+// The twelve bugs planted by hand in issue 12's measurement, then the ones planted with later
+// kernels, one entry each.
 constexpr std::array kMutants{
     MutantInfo{Mutant::dropped_partial_tile, "dropped-partial-tile",
                "the last, partly filled key tile of a split is skipped", MutantSite::mma_kernel},
@@ -34,6 +35,9 @@ constexpr std::array kMutants{
                "an MXFP4 Q block's amax skips its last element", MutantSite::shared_steps},
     MutantInfo{Mutant::persistent_partials_unscaled_by_q_len, "persistent-partials-unscaled",
                "the persistent plan's partial rows are not scaled by q_len", MutantSite::shared_steps},
+    MutantInfo{Mutant::packed_token_mask, "packed-token-mask",
+               "every query token of a packed group (q_len > 1) is masked by the group's last token's keys",
+               MutantSite::hopper_kernel},
 };
 
 Mutant g_active = Mutant::none;

@@ -27,11 +27,12 @@ enum class Mutant : int32_t {
   fp8_q_scale_one_block,      // Q quantization: the fp8 per-tensor scale from the first block's amax
   mxfp4_q_amax_skips_last,    // Q quantization: an MXFP4 block's amax skips its last element
   persistent_partials_unscaled_by_q_len,  // split plan: partial rows not scaled by q_len
+  packed_token_mask,          // hopper: every token of a packed group masked by its last token's keys
 };
 
 // Which code the fault is planted in, so a report can say when the selected strategies cannot
 // reach it (a portable-only run cannot catch a fault of the mma kernel).
-enum class MutantSite : uint8_t { mma_kernel, shared_steps };
+enum class MutantSite : uint8_t { mma_kernel, shared_steps, hopper_kernel };
 
 struct MutantInfo {
   Mutant id;

@@ -1735,7 +1735,9 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     TokenKeys token_keys[Pack];
 #pragma unroll
     for (int p = 0; p + 1 < Pack; ++p) token_keys[p] = w.token(i0 + p);
-    auto keys_of = [&](int p) -> const TokenKeys& { return p >= group - 1 ? keys : token_keys[p]; };
+    auto keys_of = [&](int p) -> const TokenKeys& {
+      return p >= group - 1 || MLACHECK_MUTANT(a, packed_token_mask) ? keys : token_keys[p];  // gpu/mutants.h
+    };
 
     // Q of the token (the previous token's products are done: the barrier that ended it).
     if constexpr (kFp8) {
