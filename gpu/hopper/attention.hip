@@ -1803,9 +1803,10 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     // this thread's four heads: P into own_p, the statistics into own_pub, α out. fp8: the
     // generic-proxy writes of P and of the value tile are fenced for the products before the
     // warpgroup's barrier in the row sums.
-    // Packed tokens (TokenC: std::integral_constant, token p of the group): its state and its own
-    // regions of P, the published statistics and the reductions; n its own keys in the tile (<= 0:
-    // none, every score masked: its m and l stay, α = e^0 = 1, p = 0).
+    // token_c (std::integral_constant): the token of the group whose state and regions of P, the
+    // published statistics and the reductions it takes; the one-token kernels pass token 0 (a packed
+    // group's steps are softmax_step_packed's). A generic lambda: the packed kernels, which never
+    // call it, do not instantiate it.
     auto softmax_step = [&](Acc& s, int n, float (&alpha)[4], auto token_c) {
       constexpr int p = decltype(token_c)::value;
       float(&m_run)[4] = m_run_all[p];
