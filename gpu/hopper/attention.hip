@@ -670,11 +670,7 @@ __device__ void produce(const AttentionArgs& a, const ItemSource<Chunked>& items
   }
 }
 
-// Max (Sum = false) or sum over the 64 keys of each of this thread's four heads: within the thread
-// (its two rows), across the 8 lanes of a column (lane bits 2..4), across the warpgroup's 4 warps
-// by shared memory. Every thread gets the result for its heads. Contains a barrier of the
-// warpgroup: each warpgroup reduces alone, in its own `red`.
-// The first step alone: over the 8 lanes of a column (lane bits 2..4), within the warp.
+// The first step of reduce_heads alone: over the 8 lanes of a column (lane bits 2..4), within the warp.
 template <bool Sum>
 __device__ __forceinline__ void reduce_heads_in_warp(float (&v)[4]) {
 #pragma unroll
@@ -685,28 +681,12 @@ __device__ __forceinline__ void reduce_heads_in_warp(float (&v)[4]) {
       v[c] = Sum ? v[c] + other : max_of(v[c], other);
     }
 }
-template <bool Sum>
-__device__ void reduce_heads(float (&v)[4], float* red, int warpgroup) {
-  reduce_heads_in_warp<Sum>(v);
-  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  const int warp = static_cast<int>(threadIdx.x) / kWarpSize % kWarps;
-  if (lane < 4)
-#pragma unroll
-    for (int c = 0; c < 4; ++c) red[warp * kNumHeads + 8 * (c / 2) + 2 * lane + c % 2] = v[c];
-  warpgroup_sync(warpgroup);
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const int h = 8 * (c / 2) + 2 * (lane % 4) + c % 2;
-    float r = red[h];
-#pragma unroll
-    for (int w = 1; w < kWarps; ++w) r = Sum ? r + red[w * kNumHeads + h] : max_of(r, red[w * kNumHeads + h]);
-    v[c] = r;
-  }
-}
-
-// reduce_heads for the Pack tokens of a packed group at once: token p's values through its own
-// region, red + p * kRedBytes / 4, in the same order as reduce_heads (so the same bits), behind one
-// barrier of the warpgroup for all of them.
+// Max (Sum = false) or sum over the 64 keys of each of this thread's four heads, for each of the
+// Pack tokens of a packed group: within the thread (its two rows), across the 8 lanes of a column
+// (lane bits 2..4), across the warpgroup's 4 warps by shared memory, token p's through its own
+// region, red + p * kRedBytes / 4, each in one token's order (so the same bits as one token at a
+// time). Every thread gets the results for its heads. One barrier of the warpgroup for all tokens:
+// each warpgroup reduces alone, in its own `red`.
 template <bool Sum, int Pack>
 __device__ void reduce_heads_packed(float (&v)[Pack][4], float* red, int warpgroup) {
 #pragma unroll
@@ -731,6 +711,15 @@ __device__ void reduce_heads_packed(float (&v)[Pack][4], float* red, int warpgro
       for (int w = 1; w < kWarps; ++w) r = Sum ? r + r_p[w * kNumHeads + h] : max_of(r, r_p[w * kNumHeads + h]);
       v[p][c] = r;
     }
+}
+
+// One token's (reduce_heads_packed of a group of one).
+template <bool Sum>
+__device__ void reduce_heads(float (&v)[4], float* red, int warpgroup) {
+  float one[1][4] = {{v[0], v[1], v[2], v[3]}};
+  reduce_heads_packed<Sum, 1>(one, red, warpgroup);
+#pragma unroll
+  for (int c = 0; c < 4; ++c) v[c] = one[0][c];
 }
 
 // Accumulator element l of this thread is at head column Acc::get_j(l): columns 8 (l / 4) + 2 t +
@@ -770,13 +759,16 @@ __device__ __forceinline__ void rescale_outputs(Acc (&o)[Chunks], const float (&
 }
 
 // SkipOnes: rescale_outputs'.
-// Oᵀ += Vᵀ Pᵀ's products only (issued, not fenced, not committed).
-template <int Chunks, sm90::WgOperand Operand = sm90::WgOperand::bf16>
-__device__ __forceinline__ void pv_products(Acc (&o)[Chunks], const unsigned char* kv, const unsigned char* p,
-                                            int first_chunk) {
+template <int Chunks, sm90::WgOperand Operand = sm90::WgOperand::bf16, bool SkipOnes = false>
+__device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* kv,
+                                         const unsigned char* p, int first_chunk) {
   constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
+  rescale_outputs<SkipOnes>(o, alpha);
   const uint64_t v_desc = sm90::smem_descriptor_sw128(kv, KvTile::kLeading, KvTile::kStride);
   const uint64_t p_desc = sm90::smem_descriptor(p, kPLayout.leading_bytes(), kPLayout.stride_bytes());
+#pragma unroll
+  for (int v = 0; v < Chunks; ++v) sm90::wgmma_fence_operand(o[v]);
+  sm90::wgmma_fence();
 #pragma unroll
   for (int v = 0; v < Chunks; ++v)
 #pragma unroll
@@ -786,15 +778,6 @@ __device__ __forceinline__ void pv_products(Acc (&o)[Chunks], const unsigned cha
           o[v], sm90::descriptor_advance(v_desc, KvTile::mn_major_start((first_chunk + v) * sm90::kWgM, k0)),
           sm90::descriptor_advance(p_desc, kPLayout.offset_bytes(k0, 0)), true);
     }
-}
-template <int Chunks, sm90::WgOperand Operand = sm90::WgOperand::bf16, bool SkipOnes = false>
-__device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* kv,
-                                         const unsigned char* p, int first_chunk) {
-  rescale_outputs<SkipOnes>(o, alpha);
-#pragma unroll
-  for (int v = 0; v < Chunks; ++v) sm90::wgmma_fence_operand(o[v]);
-  sm90::wgmma_fence();
-  pv_products<Chunks, Operand>(o, kv, p, first_chunk);
   sm90::wgmma_commit();
 }
 
@@ -1697,7 +1680,6 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   constexpr int kPubFloats = kPubBytes / 4;
   // Warpgroup g's per-warp partial maxima, then its per-warp partial sums ([kWarps][16] each).
   auto red_max_of = [&](int g) { return reinterpret_cast<float*>(smem + plan.red + g * Pack * kRedBytes); };
-  constexpr int kRedFloats = kRedBytes / 4;
   auto red_sum_of = [&](int g) { return red_max_of(g) + kWarps * kNumHeads; };
   float* red_max = red_max_of(wg);
   float* red_sum = red_sum_of(wg);
@@ -1803,15 +1785,11 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     // this thread's four heads: P into own_p, the statistics into own_pub, α out. fp8: the
     // generic-proxy writes of P and of the value tile are fenced for the products before the
     // warpgroup's barrier in the row sums.
-    // token_c (std::integral_constant): the token of the group whose state and regions of P, the
-    // published statistics and the reductions it takes; the one-token kernels pass token 0 (a packed
-    // group's steps are softmax_step_packed's). A generic lambda: the packed kernels, which never
-    // call it, do not instantiate it.
-    auto softmax_step = [&](Acc& s, int n, float (&alpha)[4], auto token_c) {
-      constexpr int p = decltype(token_c)::value;
-      float(&m_run)[4] = m_run_all[p];
-      float(&l_run)[4] = l_run_all[p];
-      float* const pub = own_pub + p * kPubFloats;
+    // The one-token kernels' (a packed group's steps are softmax_step_packed's). A generic lambda
+    // (`auto& s`): the packed kernels, which never call it, do not instantiate it.
+    auto softmax_step = [&](auto& s, int n, float (&alpha)[4]) {
+      float(&m_run)[4] = m_run_all[0];
+      float(&l_run)[4] = l_run_all[0];
       // Softmax step over the tile's keys for this thread's four heads.
       float m_tile[4] = {kNegInf, kNegInf, kNegInf, kNegInf};
 #pragma unroll
@@ -1819,7 +1797,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         s.x[l] = Acc::get_i(l) < n ? s.x[l] * score_scale : kNegInf;
         m_tile[head_slot(l)] = max_of(m_tile[head_slot(l)], s.x[l]);
       }
-      reduce_heads<false>(m_tile, red_max + p * kRedFloats, wg);
+      reduce_heads<false>(m_tile, red_max, wg);
       float m_new[4], sum[4];
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
@@ -1833,8 +1811,8 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         if (wg_tid < 4)  // lanes 0..3 of the first warp hold all 16 heads between them
 #pragma unroll
           for (int c = 0; c < 4; ++c) {
-            pub[my_head[c]] = alpha[c];
-            pub[2 * kNumHeads + my_head[c]] = m_new[c];
+            own_pub[my_head[c]] = alpha[c];
+            own_pub[2 * kNumHeads + my_head[c]] = m_new[c];
           }
         tile_published_arrive(wg);
       }
@@ -1845,13 +1823,13 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         sum[head_slot(l)] += p0;
         sum[head_slot(l + 1)] += p1;
         if constexpr (kF16P) {
-          *reinterpret_cast<uint32_t*>(own_p + kPLayoutN.offset_bytes(Acc::get_i(l), p * kNumHeads + Acc::get_j(l))) =
+          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
               common::f32_pair_to_f16_pair(p0, p1);
         } else if constexpr (kF16Operands) {  // P rounded to e4m3fn (supports()), as f16 values
-          *reinterpret_cast<uint32_t*>(own_p + kPLayoutN.offset_bytes(Acc::get_i(l), p * kNumHeads + Acc::get_j(l))) =
+          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
               common::p_pair_to_e4m3fn_f16_pair(p0, p1);
         } else {
-          *reinterpret_cast<uint32_t*>(own_p + kPLayoutN.offset_bytes(Acc::get_i(l), p * kNumHeads + Acc::get_j(l))) =
+          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
               common::pack_bf16(quant::f32_to_bf16(common::round_to_bf16(p0)),
                                 quant::f32_to_bf16(common::round_to_bf16(p1)));
         }
@@ -1868,7 +1846,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         }
         return;
       }
-      reduce_heads<true>(sum, red_sum + p * kRedFloats, wg);
+      reduce_heads<true>(sum, red_sum, wg);
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
         l_run[c] = l_run[c] * alpha[c] + sum[c];
@@ -1877,9 +1855,9 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       if (wg_tid < 4)  // lanes 0..3 of the first warp hold all 16 heads between them
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
-          pub[my_head[c]] = alpha[c];
-          pub[kNumHeads + my_head[c]] = sum[c];
-          pub[2 * kNumHeads + my_head[c]] = m_new[c];
+          own_pub[my_head[c]] = alpha[c];
+          own_pub[kNumHeads + my_head[c]] = sum[c];
+          own_pub[2 * kNumHeads + my_head[c]] = m_new[c];
         }
       __syncwarp();  // the warp converged again before the barriers that follow
     };
@@ -1941,8 +1919,6 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       __syncwarp();  // the warp converged again before the barriers that follow
     };
 
-    // Token p of the group as a compile-time index (the state arrays stay in registers).
-    [[maybe_unused]] constexpr std::integral_constant<int, 0> kToken0{};
     if constexpr (kFp8) {
       float(&m_run)[4] = m_run_all[0];  // one token at a time (Pack == 1)
       float(&l_run)[4] = l_run_all[0];
@@ -1986,7 +1962,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         if constexpr (DecodedRows::kPvWaitedInQk) settle_outputs();  // the previous P·V, waited in qk_decoded
         if (t > 0) take_stats(t - 1);
         float alpha[4];
-        softmax_step(s, n, alpha, kToken0);  // publishes α and m' on the way
+        softmax_step(s, n, alpha);  // publishes α and m' on the way
         issue_pv<kOChunks, kPvOperand, true>(o, alpha, own_v, own_p, 0);
         if constexpr (!DecodedRows::kPvWaitedInQk) {
           sm90::wgmma_wait<0>();
@@ -2071,7 +2047,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         if (n < kTileKeys) zero_rows_past(kv, n, wg_tid);
         float alpha[Pack][4];
         if constexpr (Pack == 1) {
-          softmax_step(s[0], n, alpha[0], kToken0);
+          softmax_step(s[0], n, alpha[0]);
         } else {
           int token_n[Pack];
 #pragma unroll
@@ -2283,7 +2259,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       }
       ++tokens_done;
     };
-    finish_token(kToken0);
+    finish_token(std::integral_constant<int, 0>{});
     static_assert(kMaxPack <= 2, "the tile loop and the epilogue take tokens 0 and 1 of a group");
     if constexpr (Pack > 1)
       if (group > 1) finish_token(std::integral_constant<int, 1>{});
