@@ -46,10 +46,9 @@ struct Tunables {
   // Persistent, balanced plans (the hopper family): a request's fixed cost in tiles; -1: the
   // family's own (gpu/hopper/config.h kBalancedOverheadTiles).
   int balanced_overhead = -1;
-  // Query tokens of a request one block takes together, each tile copied once for them (the hopper
-  // family's bf16 kernel, where some q_len > 1): 1 one at a time; 0 the family's own
-  // (gpu/hopper/config.h kMaxPack).
-  int packed_tokens = 0;
+  // The hopper family's bf16 kernel, where some q_len > 1: a request's query tokens taken
+  // gpu/hopper/config.h kMaxPack at a time, each tile copied once for them; false: one at a time.
+  bool pack_tokens = true;
 };
 
 struct Strategy {

@@ -74,7 +74,7 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   const bool persistent = plan.chunk_keys > 0 || plan.is_balanced();
   // Query tokens of a request taken together (bf16): where some request has q_len > 1 (more query
   // rows than requests), unless the strategy asks for one at a time.
-  const bool packed = r.kv == problem::KvFormat::bf16 && p.total_q > p.num_requests && s.tunables.packed_tokens != 1;
+  const bool packed = r.kv == problem::KvFormat::bf16 && p.total_q > p.num_requests && s.tunables.pack_tokens;
   const common::AttentionLauncher attention =
       packed ? (fused ? &launch_attention_fused_packed : &launch_attention_packed)
              : (fused ? &launch_attention_fused : &launch_attention);

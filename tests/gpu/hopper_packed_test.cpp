@@ -1,6 +1,6 @@
 // The hopper family's bf16 kernel with the query tokens of a request taken together (q_len > 1:
 // each tile copied once for the group, gpu/hopper/attention.hip) against the same kernel taking them
-// one at a time (Tunables::packed_tokens = 1): the same output and LSE bits. Each token's columns of
+// one at a time (Tunables::pack_tokens = false): the same output and LSE bits. Each token's columns of
 // the m64n32 products, its softmax steps and epilogue are the one-token kernel's float operations in
 // the same order; a tile past a token's last key (the group's last tile) is all masked for it: α = 1,
 // p = 0, its state unchanged. So any difference is a token's keys masked by another's bound, a statistic or P of the
@@ -50,7 +50,7 @@ TEST(GpuHopperPackedTokens, EqualOneTokenAtATimeBitForBit) {
     const Strategy* packed = find_strategy(name);
     ASSERT_NE(packed, nullptr) << name;
     Strategy single = *packed;
-    single.tunables.packed_tokens = 1;
+    single.tunables.pack_tokens = false;
     for (const int splits : {0, 2}) {  // 0: the split rule's count (split-K only)
       if (splits > 0 && packed->schedule != Schedule::split_k) continue;
       Strategy p = *packed, s = single;
