@@ -2039,11 +2039,20 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         Acc s[Pack];
         if constexpr (Pack == 1) issue_qk(s[0], kv, sq, full + stage * KvTile::kBoxes, parity_of(t));
         else issue_qk_packed<Pack>(s, kv, sq, full + stage * KvTile::kBoxes, parity_of(t));
+        // The other's tile t - 1 released as soon as its P·V is done (the older of the two groups
+        // in flight), while Q·Kᵀ still runs: at 256 x 8192 566 µs against 568 when released after
+        // Q·Kᵀ, 0.3 to 0.6 % on the 8192-key shapes, the rest within noise; waiting for that P·V before
+        // issuing Q·Kᵀ drains the tensor pipe on the chain between the warpgroups (590 µs) (docs/PERF.md,
+        // device runs 1-2 of 2026-12-04's fifth session).
+        if (t > 0) {
+          sm90::wgmma_wait<1>();
+          settle_outputs();
+          release(t - 1);
+        }
         sm90::wgmma_wait<0>();
 #pragma unroll
         for (int p = 0; p < Pack; ++p) sm90::wgmma_fence_operand(s[p]);
         settle_outputs();
-        if (t > 0) release(t - 1);
         if (n < kTileKeys) zero_rows_past(kv, n, wg_tid);
         float alpha[Pack][4];
         if constexpr (Pack == 1) {
