@@ -32,13 +32,13 @@ inline constexpr int kMaxPack = 2;
 // 512 dims, and at the end of a token hands its partial of the other half through its tile), Q
 // (18 KB) and P; 8 parts (72 KB: two tiles in flight,
 // as many bytes as the bf16 ring's one tile in flight and one read) fit beside them, a ninth does
-// not (gpu/hopper/attention.hip's static_assert).
+// not (gpu/hopper/traits.h's static_assert).
 inline constexpr int kFp8PartRows = 16;
 inline constexpr int kFp8RingParts = 8;
 // MXFP4 KV (a16w4): the fp8 design, with parts of kFp8PartRows rows of 288 code bytes plus a slot
 // for their 18 scale bytes each (attention.hip). An MXFP4 tile is 19.6 KB, about half an fp8 tile,
 // so 8 parts (two tiles) would keep only 39 KB in flight per SM; 10 (2.5 tiles, 66.5 KB) are as
-// many as fit beside the two bf16 value tiles, Q and P (attention.hip's static_assert). 8 measured
+// many as fit beside the two bf16 value tiles, Q and P (traits.h's static_assert). 8 measured
 // the same (device run 1 of 2026-12-03's fifth session, 256 x 8192: a16w4 620.0 µs with 8 against
 // 621.1 with 10, a4w4 846.3 against 852.4; 4 x 1024 18.7 against 18.0): the MXFP4 kernels are not
 // waiting for bytes. 13 parts of a 640-byte scale slot (the paged spans' 512 bytes and the row
