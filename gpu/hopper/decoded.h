@@ -5,6 +5,7 @@
 // Included by gpu/hopper/attention.hip only: its device code, in the anonymous namespace of that one
 // translation unit.
 #include <cstdint>
+
 #include "gpu/common/operand_decode.h"
 #include "gpu/common/operands.h"
 #include "gpu/common/rounding.h"

@@ -4,6 +4,7 @@
 // Included by gpu/hopper/attention.hip only: its device code, in the anonymous namespace of that one
 // translation unit.
 #include <cstdint>
+
 #include "gpu/common/operands.h"
 #include "gpu/hopper/traits.h"
 #include "gpu/hopper/work.h"

@@ -5,6 +5,7 @@
 // Included by gpu/hopper/attention.hip only: its device code, in the anonymous namespace of that one
 // translation unit.
 #include <cstdint>
+
 #include "gpu/hopper/sync.h"
 #include "gpu/hopper/traits.h"
 #include "gpu/sm90/wgmma.h"

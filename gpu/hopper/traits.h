@@ -4,6 +4,7 @@
 // Included by gpu/hopper/attention.hip only: its device code, in the anonymous namespace of that one
 // translation unit.
 #include <cstdint>
+
 #include "gpu/common/args.h"
 #include "gpu/hopper/config.h"
 #include "gpu/mma/mma_nvidia.h"

@@ -4,7 +4,9 @@
 // Included by gpu/hopper/attention.hip only: its device code, in the anonymous namespace of that one
 // translation unit.
 #include <cstdint>
+
 #include <cuda.h>
+
 #include "gpu/common/args.h"
 #include "gpu/common/device_common.h"
 #include "gpu/common/owner.h"
