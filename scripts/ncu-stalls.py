@@ -8,8 +8,8 @@ collected with `--section SourceCounters` (docs/PERF.md, device run 2 of 2026-12
 `ncu --clock-control none -k regex:attention --launch-count 1 --section WarpStateStats --section
 SourceCounters -o REPORT mlacheck bench --strategy S --case C --reps 1 --warmup 0` on the device, then
 this script there). Prints the sampled total, the N instructions with the most samples (share of all,
-times executed, their four largest stall reasons), then each of those with the K instructions before
-it: a sampled wait usually sits right after what it waits for (the BAR.SYNC before a BSSY, the
+times executed, their four largest stall reasons), then the first CONTEXT_OF of those with the K
+instructions before each: a sampled wait usually sits right after what it waits for (the BAR.SYNC before a BSSY, the
 SYNCS.PHASECHK try-wait before its branch). Exit 2 with a message when the file is not such a CSV.
 """
 import argparse
@@ -17,6 +17,7 @@ import csv
 import sys
 
 TOTAL = "Warp Stall Sampling (All Samples)"
+CONTEXT_OF = 10  # instructions shown with what precedes them: the few that hold most samples
 
 
 def number(text: str) -> float:
@@ -60,8 +61,8 @@ def main() -> int:
         ran = r[executed] if executed is not None else "-"
         print(f"{100 * number(r[at[TOTAL]]) / total:6.1f}%  {r[at['Address']]:>14s}  {ran:>8s}  "
               f"{r[at['Source']].strip()}  [{', '.join(f'{name} {value:.0f}' for value, name in top)}]")
-    print(f"\nthe first {min(10, len(order))} with the {args.context} instructions before each (samples, instruction):")
-    for i in order[:10]:
+    print(f"\nthe first {min(CONTEXT_OF, len(order))} with the {args.context} instructions before each (samples, instruction):")
+    for i in order[:CONTEXT_OF]:
         print(f"--- {body[i][at['Address']]}")
         for r in body[max(0, i - args.context): i + 1]:
             print(f"  {r[at['Address']][-6:]} {number(r[at[TOTAL]]):7.0f}  {r[at['Source']].strip()}")
