@@ -288,6 +288,41 @@ __device__ __forceinline__ void wgmma_m64n32k16(WgTileC64x16& lo, WgTileC64x16& 
 #endif
 }
 
+// An 8-bit operand (e4m3) in the canonical K-major layout: core matrices of 8 rows x 16 bytes (16
+// elements), the K-adjacent ones kCoreBytes apart (LBO), the row groups K / 16 x kCoreBytes apart
+// (SBO); a product over k0 .. k0 + 31 starts at byte k0 / 16 x kCoreBytes.
+inline constexpr int kWgK32 = 32;  // K of one 8-bit product
+struct KMajorLayout8 {
+  int k;  // the operand's K (a multiple of 16)
+  __host__ __device__ constexpr int offset_bytes(int row, int kk) const {
+    return (row / kCoreRows) * stride_bytes() + (kk / 16) * kCoreBytes + (row % kCoreRows) * 16 + kk % 16;
+  }
+  __host__ __device__ constexpr int leading_bytes() const { return kCoreBytes; }
+  __host__ __device__ constexpr int stride_bytes() const { return (k / 16) * kCoreBytes; }
+};
+
+// D (+)= A · Bᵀ over one K step of 32 with N = 16, both operands e4m3 (e4m3fn codes) read K-major
+// from shared memory: PTX has no transposed form for 8-bit operands, so A (64 x 32) and B (16 x 32)
+// must each hold K contiguous. Not used by a kernel yet: the layer for an e4m3 P·V (issue 10),
+// checked by tests/gpu/wgmma_test.cpp, including how many bits its accumulation keeps.
+__device__ __forceinline__ void wgmma_m64n16k32_e4m3(WgTileC64x16& d, uint64_t desc_a, uint64_t desc_b,
+                                                     bool accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  float* x = d.x;
+  asm volatile("{\n .reg .pred acc;\n setp.ne.b32 acc, %10, 0;\n"
+               " wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, acc, 1, 1;\n}\n"
+               : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]), "+f"(x[7])
+               : "l"(desc_a), "l"(desc_b), "r"(accumulate ? 1 : 0));
+#else
+  (void)d;
+  (void)desc_a;
+  (void)desc_b;
+  (void)accumulate;
+  __trap();  // compiled for sm_90a only (gpu/CMakeLists.txt)
+#endif
+}
+
 // A 64 x 16 A operand of 16-bit values (bf16 or f16) in registers (PTX "Register fragment for
 // matrix A" of wgmma .m64nNk16, the layout of mma.m16n8k16's A per warp): warp w of the warpgroup
 // holds rows 16 w .. 16 w + 15; with g = lane / 4, t = lane % 4, register 0 holds (row 16 w + g,

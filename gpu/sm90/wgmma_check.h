@@ -32,6 +32,13 @@ std::vector<float> device_wgmma_decode_tile(Wgmma16 type, const std::vector<uint
                                             const std::vector<uint16_t>& q,
                                             const std::vector<uint16_t>& p);
 
+// D = C + A · Bᵀ by wgmma_m64n16k32_e4m3 over K / 32 steps, both operands in shared memory
+// (KMajorLayout8): a is 64 x k, b is 16 x k e4m3fn codes (row major, K contiguous), c 64 x 16 float32
+// (the accumulator's start, row major); returns D, 64 x 16 float32, row major. k is a multiple of 32
+// in 32 .. 128.
+std::vector<float> device_wgmma_e4m3(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
+                                     const std::vector<float>& c, int k);
+
 // Whether device 0 runs sm_90a code (compute capability 9.0: H100, H200).
 bool device_runs_sm90a();
 

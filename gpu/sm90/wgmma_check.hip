@@ -3,7 +3,8 @@
 // memory in the no-swizzle K-major layout (poisoned first), K / 16 products accumulate into one
 // 64 x 64 tile, each thread writes its fragment back by get_i / get_j. The register-A and decode
 // tile kernels are templates on the operand type (sm90::WgOperand), one body for bf16 and f16;
-// their poison 0x7FC0 is a NaN read as either.
+// their poison 0x7FC0 is a NaN read as either. The e4m3 kernel's operands are 8-bit (KMajorLayout8,
+// poison 0x7F, e4m3fn's NaN) and its accumulator starts from a given C.
 #include "gpu/sm90/wgmma_check.h"
 
 #include <stdexcept>
@@ -90,6 +91,40 @@ __global__ void __launch_bounds__(sm90::kWarpgroupThreads)
     sm90::wgmma_fence_fragment(frag);
     sm90::wgmma_fence_operand(acc);
   }
+  for (int l = 0; l < sm90::WgTileC64x16::ne; ++l)
+    d[sm90::WgTileC64x16::get_i(l) * 16 + sm90::WgTileC64x16::get_j(l)] = acc.x[l];
+}
+
+// The e4m3 product: both operands K-major in shared memory (poisoned with the NaN code 0x7F first),
+// the accumulator loaded from c, K / 32 products accumulated onto it.
+__global__ void __launch_bounds__(sm90::kWarpgroupThreads)
+    wgmma_e4m3_kernel(const uint8_t* a, const uint8_t* b, const float* c, int k, float* d) {
+  __shared__ alignas(128) uint8_t sa[sm90::kWgM * kMaxK];
+  __shared__ alignas(128) uint8_t sb[16 * kMaxK];
+  const int t = static_cast<int>(threadIdx.x);
+  const sm90::KMajorLayout8 layout{k};
+  for (int i = t; i < sm90::kWgM * kMaxK; i += sm90::kWarpgroupThreads) sa[i] = 0x7F;  // e4m3fn NaN
+  for (int i = t; i < 16 * kMaxK; i += sm90::kWarpgroupThreads) sb[i] = 0x7F;
+  __syncthreads();
+  for (int i = t; i < sm90::kWgM * k; i += sm90::kWarpgroupThreads) sa[layout.offset_bytes(i / k, i % k)] = a[i];
+  for (int i = t; i < 16 * k; i += sm90::kWarpgroupThreads) sb[layout.offset_bytes(i / k, i % k)] = b[i];
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  sm90::WgTileC64x16 acc;
+  for (int l = 0; l < sm90::WgTileC64x16::ne; ++l)
+    acc.x[l] = c[sm90::WgTileC64x16::get_i(l) * 16 + sm90::WgTileC64x16::get_j(l)];
+  sm90::wgmma_fence_operand(acc);
+  sm90::wgmma_fence();
+  for (int k0 = 0; k0 < k; k0 += sm90::kWgK32) {
+    const int start = layout.offset_bytes(0, k0);
+    sm90::wgmma_m64n16k32_e4m3(acc,
+                               sm90::smem_descriptor(sa + start, layout.leading_bytes(), layout.stride_bytes()),
+                               sm90::smem_descriptor(sb + start, layout.leading_bytes(), layout.stride_bytes()),
+                               true);
+  }
+  sm90::wgmma_commit();
+  sm90::wgmma_wait<0>();
+  sm90::wgmma_fence_operand(acc);
   for (int l = 0; l < sm90::WgTileC64x16::ne; ++l)
     d[sm90::WgTileC64x16::get_i(l) * 16 + sm90::WgTileC64x16::get_j(l)] = acc.x[l];
 }
@@ -229,6 +264,22 @@ std::vector<float> device_wgmma_rs(Wgmma16 type, const std::vector<uint16_t>& a,
                                 " (a multiple of 16 in 16 .. 128), a 64 x k, b 16 x k");
   return type == Wgmma16::bf16 ? run_rs<sm90::WgOperand::bf16>(a, b, k)
                                : run_rs<sm90::WgOperand::f16>(a, b, k);
+}
+
+std::vector<float> device_wgmma_e4m3(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
+                                     const std::vector<float>& c, int k) {
+  if (k < 32 || k > kMaxK || k % 32 != 0 || a.size() != static_cast<std::size_t>(64 * k) ||
+      b.size() != static_cast<std::size_t>(16 * k) || c.size() != 64u * 16u)
+    throw std::invalid_argument("wgmma e4m3 check: k = " + std::to_string(k) +
+                                " (a multiple of 32 in 32 .. 128), a 64 x k, b 16 x k, c 64 x 16");
+  const DeviceBuffer<uint8_t> da(a), db(b);
+  const DeviceBuffer<float> dc(c);
+  DeviceBuffer<float> dd(64 * 16);
+  dd.fill_bytes(0xFF);
+  wgmma_e4m3_kernel<<<1, sm90::kWarpgroupThreads>>>(da.get(), db.get(), dc.get(), k, dd.get());
+  MLACHECK_GPU_CHECK(hipGetLastError());
+  MLACHECK_GPU_CHECK(hipDeviceSynchronize());
+  return dd.download();
 }
 
 bool device_runs_sm90a() {
