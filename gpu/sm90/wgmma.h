@@ -368,6 +368,34 @@ __device__ __forceinline__ void wgmma_m64n16k16_rs(WgTileC64x16& d, const WgFrag
 #endif
 }
 
+// A 64 x 32 A operand of e4m3 codes in registers (PTX "Register fragment for matrix A" of wgmma
+// .m64nNk32 with 8-bit types, the layout of mma.m16n8k32's A per warp): warp w holds rows 16 w ..
+// 16 w + 15; with g = lane / 4, t = lane % 4, register 0 holds (row 16 w + g, columns 4 t .. 4 t + 3),
+// register 1 (row + 8, the same columns), register 2 (row, columns 16 + 4 t .. 16 + 4 t + 3),
+// register 3 (row + 8, those columns), the lowest column in the lowest byte.
+using WgFragA64x32e4m3 = WgFragA64x16;  // four registers, as the 16-bit fragment
+
+// D (+)= A · Bᵀ over one K step of 32 with N = 16, e4m3 operands: A from registers
+// (WgFragA64x32e4m3), B 16 x 32 K-major in shared memory (KMajorLayout8). The registers must have
+// been written before a wgmma_fence and kept until a wgmma_wait retires the product.
+__device__ __forceinline__ void wgmma_m64n16k32_e4m3_rs(WgTileC64x16& d, const WgFragA64x32e4m3& a, uint64_t desc_b,
+                                                        bool accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  float* x = d.x;
+  asm volatile("{\n .reg .pred acc;\n setp.ne.b32 acc, %13, 0;\n"
+               " wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, acc, 1, 1;\n}\n"
+               : "+f"(x[0]), "+f"(x[1]), "+f"(x[2]), "+f"(x[3]), "+f"(x[4]), "+f"(x[5]), "+f"(x[6]), "+f"(x[7])
+               : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "l"(desc_b), "r"(accumulate ? 1 : 0));
+#else
+  (void)d;
+  (void)a;
+  (void)desc_b;
+  (void)accumulate;
+  __trap();  // compiled for sm_90a only (gpu/CMakeLists.txt)
+#endif
+}
+
 // A warp's 16 x 16 part of an A fragment (WgFragA64x16) stored to shared memory whole, one
 // stmatrix .x4: matrix i (rows 0..7 or 8..15, columns 0..7 or 8..15 as register i holds them) goes
 // to the eight 16-byte rows whose shared addresses lanes 8 i .. 8 i + 7 give, row by row. No register

@@ -39,6 +39,11 @@ std::vector<float> device_wgmma_decode_tile(Wgmma16 type, const std::vector<uint
 std::vector<float> device_wgmma_e4m3(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
                                      const std::vector<float>& c, int k);
 
+// D = A · Bᵀ by wgmma_m64n16k32_e4m3_rs over K / 32 steps, A from registers (each thread loads its
+// WgFragA64x32e4m3 from a), B in shared memory (KMajorLayout8): a is 64 x k, b 16 x k e4m3fn codes
+// (row major); returns D, 64 x 16 float32, row major. k is a multiple of 32 in 32 .. 128.
+std::vector<float> device_wgmma_e4m3_rs(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int k);
+
 // Whether device 0 runs sm_90a code (compute capability 9.0: H100, H200).
 bool device_runs_sm90a();
 

@@ -129,6 +129,46 @@ __global__ void __launch_bounds__(sm90::kWarpgroupThreads)
     d[sm90::WgTileC64x16::get_i(l) * 16 + sm90::WgTileC64x16::get_j(l)] = acc.x[l];
 }
 
+// The e4m3 register-A product: thread (warp w, lane g * 4 + t) loads rows 16 w + g (+ 8), columns
+// 4 t .. 4 t + 3 (+ 16) of each K step, as WgFragA64x32e4m3 says.
+__global__ void __launch_bounds__(sm90::kWarpgroupThreads)
+    wgmma_e4m3_rs_kernel(const uint8_t* a, const uint8_t* b, int k, float* d) {
+  __shared__ alignas(128) uint8_t sb[16 * kMaxK];
+  const int tid = static_cast<int>(threadIdx.x);
+  const sm90::KMajorLayout8 layout{k};
+  for (int i = tid; i < 16 * kMaxK; i += sm90::kWarpgroupThreads) sb[i] = 0x7F;  // e4m3fn NaN
+  __syncthreads();
+  for (int i = tid; i < 16 * k; i += sm90::kWarpgroupThreads) sb[layout.offset_bytes(i / k, i % k)] = b[i];
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  const int lane = tid % kWarpSize, warp = tid / kWarpSize;
+  const int row = 16 * warp + lane / 4, col = 4 * (lane % 4);
+  const auto quad = [&](int r, int c) {
+    return static_cast<uint32_t>(a[r * k + c]) | (static_cast<uint32_t>(a[r * k + c + 1]) << 8) |
+           (static_cast<uint32_t>(a[r * k + c + 2]) << 16) | (static_cast<uint32_t>(a[r * k + c + 3]) << 24);
+  };
+  sm90::WgTileC64x16 acc;
+  for (float& x : acc.x) x = 0.0f;
+  for (int k0 = 0; k0 < k; k0 += sm90::kWgK32) {
+    sm90::WgFragA64x32e4m3 frag;
+    frag.x[0] = quad(row, k0 + col);
+    frag.x[1] = quad(row + 8, k0 + col);
+    frag.x[2] = quad(row, k0 + col + 16);
+    frag.x[3] = quad(row + 8, k0 + col + 16);
+    sm90::wgmma_fence_operand(acc);
+    sm90::wgmma_fence();
+    const uint64_t db = sm90::smem_descriptor(sb + layout.offset_bytes(0, k0), layout.leading_bytes(),
+                                              layout.stride_bytes());
+    sm90::wgmma_m64n16k32_e4m3_rs(acc, frag, db, k0 > 0);
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<0>();
+    sm90::wgmma_fence_fragment(frag);
+    sm90::wgmma_fence_operand(acc);
+  }
+  for (int l = 0; l < sm90::WgTileC64x16::ne; ++l)
+    d[sm90::WgTileC64x16::get_i(l) * 16 + sm90::WgTileC64x16::get_j(l)] = acc.x[l];
+}
+
 constexpr int kTileRows = 64, kHeads = 16, kDims = 576, kVDims = 512;
 constexpr int kQBytes = (kHeads / sm90::kCoreRows) * sm90::DecodeTileLayout::kGroupBytes;
 constexpr int kPBytes = kHeads * kTileRows * 2;
@@ -277,6 +317,20 @@ std::vector<float> device_wgmma_e4m3(const std::vector<uint8_t>& a, const std::v
   DeviceBuffer<float> dd(64 * 16);
   dd.fill_bytes(0xFF);
   wgmma_e4m3_kernel<<<1, sm90::kWarpgroupThreads>>>(da.get(), db.get(), dc.get(), k, dd.get());
+  MLACHECK_GPU_CHECK(hipGetLastError());
+  MLACHECK_GPU_CHECK(hipDeviceSynchronize());
+  return dd.download();
+}
+
+std::vector<float> device_wgmma_e4m3_rs(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int k) {
+  if (k < 32 || k > kMaxK || k % 32 != 0 || a.size() != static_cast<std::size_t>(64 * k) ||
+      b.size() != static_cast<std::size_t>(16 * k))
+    throw std::invalid_argument("wgmma e4m3 register-A check: k = " + std::to_string(k) +
+                                " (a multiple of 32 in 32 .. 128), a 64 x k, b 16 x k");
+  const DeviceBuffer<uint8_t> da(a), db(b);
+  DeviceBuffer<float> dd(64 * 16);
+  dd.fill_bytes(0xFF);
+  wgmma_e4m3_rs_kernel<<<1, sm90::kWarpgroupThreads>>>(da.get(), db.get(), k, dd.get());
   MLACHECK_GPU_CHECK(hipGetLastError());
   MLACHECK_GPU_CHECK(hipDeviceSynchronize());
   return dd.download();

@@ -172,7 +172,8 @@ uint8_t e4m3_power_of_two(int e) {
 // in any order meets; a wrong descriptor (LBO, SBO or start: KMajorLayout8) or K step moves
 // products between rows, columns or K steps, errors of the order of |exact|, and a missed byte
 // reads the NaN poison.
-void check_e4m3_products(unsigned seed) {
+// register_a: the register-A form (device_wgmma_e4m3_rs), else both operands in shared memory.
+void check_e4m3_products(unsigned seed, bool register_a) {
   std::mt19937 rng(seed);
   const auto draw = [&] {
     for (;;) {
@@ -186,7 +187,8 @@ void check_e4m3_products(unsigned seed) {
     std::vector<uint8_t> a(static_cast<std::size_t>(64 * k)), b(static_cast<std::size_t>(16 * k));
     for (uint8_t& x : a) x = draw();
     for (uint8_t& x : b) x = draw();
-    const std::vector<float> got = device_wgmma_e4m3(a, b, std::vector<float>(64 * 16, 0.0f), k);
+    const std::vector<float> got =
+        register_a ? device_wgmma_e4m3_rs(a, b, k) : device_wgmma_e4m3(a, b, std::vector<float>(64 * 16, 0.0f), k);
     ASSERT_EQ(got.size(), 64u * 16u);
     int wrong = 0;
     for (int i = 0; i < 64; ++i)
@@ -210,7 +212,8 @@ void check_e4m3_products(unsigned seed) {
   }
   // What a future kernel's bound can rely on: reported, as the mma layer's tests do not.
   ::testing::Test::RecordProperty("worst_error_units_2^-24_sum_abs", std::to_string(worst));
-  std::printf("e4m3 wgmma, random codes: worst |d - exact| = %.3g x 2^-24 sum|a b|\n", worst);
+  std::printf("e4m3 wgmma (%s), random codes: worst |d - exact| = %.3g x 2^-24 sum|a b|\n",
+              register_a ? "A from registers" : "both from shared memory", worst);
 }
 
 #endif  // MLACHECK_HAVE_SM90A
@@ -363,7 +366,19 @@ TEST(GpuWgmma, E4m3ProductMatchesDoubleReference) {
   GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
 #else
   if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
-  check_e4m3_products(20261207u);
+  check_e4m3_products(20261207u, false);
+#endif
+}
+
+// The e4m3 register-A form (wgmma_m64n16k32_e4m3_rs, WgFragA64x32e4m3): a wrong fragment mapping
+// moves codes between rows, K steps or bytes of a register, errors of the order of |exact|.
+TEST(GpuWgmma, E4m3RegisterAProductMatchesDoubleReference) {
+  if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
+#if !defined(MLACHECK_HAVE_SM90A)
+  GTEST_SKIP() << "this build has no sm_90a code (an NVIDIA build with 90a among its architectures)";
+#else
+  if (!device_runs_sm90a()) GTEST_SKIP() << "the device is not compute capability 9.0 (sm_90a)";
+  check_e4m3_products(20261208u, true);
 #endif
 }
 
