@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""scripts/plan-makespan.py on batches whose balanced cuts are worked out by hand (problem/split_plan.h):
+the busiest block's tiles and pieces, a length list and a safetensors file with an empty request, and
+the refusal of a file without kv_indptr.
+
+usage: check_plan_makespan.py SCRIPT WORK_DIR
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+
+
+def run(script, *args):
+    return subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+
+
+def write_safetensors(path, name, values):
+    data = struct.pack(f'<{len(values)}i', *values)
+    header = json.dumps({name: {'dtype': 'I32', 'shape': [len(values)], 'data_offsets': [0, len(data)]}}).encode()
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<Q', len(header)) + header + data)
+
+
+def main() -> int:
+    script, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    # Two requests of 10 tiles, 4 blocks, overhead 2: 24 units, Q = 6; shares [0,6) [6,12) [12,18)
+    # [18,24) hold 4, 6, 4 and 6 tiles, one piece each.
+    r = run(script, '--lengths', '640,640', '--blocks', '4', '--overheads', '2', '--r', '1')
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[0] == 'requests 2, tiles 20, blocks 4, tiles a block if spread evenly 5.00', out[0]
+    assert out[2].split() == ['2', '6', '1', '7'], out[2]
+    # Lengths 0, 130, 70 (0, 3 and 2 tiles), 2 blocks, overhead 1: 8 units, Q = 4. The empty request's
+    # piece in block 0 (its overhead's share), the 3 tiles at units 2..4 split 2 / 1, the last 2 at
+    # 6..7 in block 1: tiles 2 and 3, pieces 2 and 2; with r = 1 the busiest is 3 + 2.
+    path = os.path.join(work, 'inputs.safetensors')
+    write_safetensors(path, 'kv_indptr', [0, 0, 130, 200])
+    r = run(script, path, '--blocks', '2', '--overheads', '1', '--r', '1')
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[0].startswith('requests 3, tiles 5, blocks 2'), out[0]
+    assert out[2].split() == ['1', '3', '2', '5'], out[2]
+    # Lengths 130, 0, 70 with no overhead: Q = 3; the empty request's units would start at 3, and
+    # its piece goes to the share holding the unit before (split_plan.h piece_block): block 0, which
+    # then has 3 tiles and 2 pieces (5 with r = 1); in block 1 (its own start) it would be 4.
+    r = run(script, '--lengths', '130,0,70', '--blocks', '2', '--overheads', '0', '--r', '1')
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[2].split() == ['0', '3', '2', '5'], r.stdout
+    # A file without kv_indptr: refused with a message, nothing printed as a result.
+    bad = os.path.join(work, 'other.safetensors')
+    write_safetensors(bad, 'qo_indptr', [0, 1])
+    r = run(script, bad)
+    assert r.returncode != 0 and 'no kv_indptr' in (r.stderr + r.stdout), (r.returncode, r.stderr)
+    print('plan-makespan: hand-worked cuts reproduced, the file without kv_indptr refused')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
