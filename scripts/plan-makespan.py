@@ -9,7 +9,15 @@ and prints, for each plan overhead, the largest number of tiles a block gets, th
 pieces, and the busiest block's tiles + r x pieces for a few per-piece costs r (in tiles), where a
 piece's real fixed cost (Q staging, the epilogue) is what the plan's overhead stands for.
 
+Two references beside the plan, in the same cost model: the best any cut of the batch in request
+order into `blocks` contiguous ranges can do (`optimal`: a range costs its tiles + r x its pieces,
+a request cut between two blocks a piece in each), and, with --uniform KV_LEN:SPLITS, split-K on a
+uniform batch of as many requests (each request cut into SPLITS ranges of ceil(KV_LEN / SPLITS)
+keys, one block each, blocks beyond `blocks` in further waves): the comparison of issue 10's ragged
+target ("within 10 % of the uniform case of the same byte count").
+
 Usage: plan-makespan.py FILE.safetensors [--blocks 132] [--overheads 0,1,2,3,4,6] [--r 0.5,1,1.5,2,3]
+                        [--uniform KV_LEN:SPLITS]
 FILE: golden inputs from `mlacheck gen --inputs-only` (its kv_indptr), or `--lengths L,L,...`.
 The safetensors header is read by hand (8-byte length, JSON, raw little-endian data): no numpy.
 """
@@ -61,6 +69,52 @@ def blocks_of(lengths, overhead, blocks):
     return tiles, pieces
 
 
+def fits(units, r, budget, blocks):
+    """Whether the batch, in order, fits `blocks` ranges of cost <= budget: each range filled as far as
+    it goes (a later start within a request leaves less of it and the same piece cost, so filling
+    greedily is never worse than any other cut)."""
+    used, room, i, left = 0, 0.0, 0, None
+    while i < len(units):
+        if left is None:
+            left = units[i]
+        if room < r + (1 if left > 0 else 0):  # not even one tile of a piece here: the next range
+            used += 1
+            if used > blocks:
+                return False
+            room = budget
+            if room < r + (1 if left > 0 else 0):
+                return False
+        take = min(left, int(room - r))
+        room -= r + take
+        left -= take
+        if left == 0:
+            i, left = i + 1, None
+    return True
+
+
+def optimal_span(units, r, blocks):
+    """The least budget a contiguous cut into `blocks` ranges needs (fits is monotone in it): found by
+    bisection, to within 1e-9 of a tile."""
+    lo, hi = 0.0, sum(units) + r * (len(units) + 1)
+    if not fits(units, r, hi, blocks):
+        return float('inf')
+    while hi - lo > 1e-9:
+        mid = (lo + hi) / 2
+        if fits(units, r, mid, blocks):
+            hi = mid
+        else:
+            lo = mid
+    return round(hi, 6)
+
+
+def uniform_span(requests, kv_len, splits, r, blocks):
+    """Split-K on a uniform batch: requests x splits blocks of ceil(ceil(kv_len / splits) / 64) tiles
+    and one piece each, in waves of `blocks`."""
+    tiles = (-(-kv_len // splits) + TILE_KEYS - 1) // TILE_KEYS
+    waves = -(-(requests * splits) // blocks)
+    return waves * (tiles + r)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('file', nargs='?')
@@ -68,6 +122,7 @@ def main():
     ap.add_argument('--blocks', type=int, default=132)
     ap.add_argument('--overheads', default='0,1,2,3,4,6')
     ap.add_argument('--r', default='0.5,1,1.5,2,3')
+    ap.add_argument('--uniform', help='KV_LEN:SPLITS of the uniform batch of as many requests to compare with')
     args = ap.parse_args()
     if (args.file is None) == (args.lengths is None):
         ap.error('give FILE or --lengths')
@@ -83,6 +138,17 @@ def main():
         tiles, pieces = blocks_of(lengths, overhead, args.blocks)
         spans = [max(t + r * p for t, p in zip(tiles, pieces)) for r in costs]
         print(f'{overhead:8d}  {max(tiles):9d}  {max(pieces):10d}  ' + '  '.join(f'{s:g}' for s in spans))
+    units = [(x + TILE_KEYS - 1) // TILE_KEYS for x in lengths]
+    print(f'{"optimal":>8}  {"-":>9}  {"-":>10}  ' + '  '.join(f'{optimal_span(units, r, args.blocks):g}' for r in costs))
+    if args.uniform:
+        try:
+            kv_len, splits = (int(x) for x in args.uniform.split(':'))
+        except ValueError:
+            ap.error('--uniform takes KV_LEN:SPLITS')
+        if kv_len < 0 or splits < 1:
+            ap.error('--uniform: KV_LEN >= 0 and SPLITS >= 1')
+        print(f'{"uniform":>8}  {"-":>9}  {"-":>10}  ' +
+              '  '.join(f'{uniform_span(len(lengths), kv_len, splits, r, args.blocks):g}' for r in costs))
 
 
 if __name__ == '__main__':

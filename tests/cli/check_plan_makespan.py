@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/plan-makespan.py on batches whose balanced cuts are worked out by hand (problem/split_plan.h):
 the busiest block's tiles and pieces, a length list and a safetensors file with an empty request, and
-the refusal of a file without kv_indptr.
+the refusal of a file without kv_indptr; the optimal contiguous cut and the uniform split-K figure on
+batches worked out by hand, and the optimum never above any plan's on a pseudo-random batch.
 
 usage: check_plan_makespan.py SCRIPT WORK_DIR
 """
@@ -33,6 +34,36 @@ def main() -> int:
     out = r.stdout.splitlines()
     assert out[0] == 'requests 2, tiles 20, blocks 4, tiles a block if spread evenly 5.00', out[0]
     assert out[2].split() == ['2', '6', '1', '7'], out[2]
+    # Cutting each request in half instead (5 tiles + 1 piece a block) costs 6: the optimum, and
+    # split-K on two requests of 640 keys in 2 splits (4 blocks of 5 tiles, one wave) the same.
+    r = run(script, '--lengths', '640,640', '--blocks', '4', '--overheads', '2', '--r', '1,1.5', '--uniform', '640:2')
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[3].split() == ['optimal', '-', '-', '6', '6.5'], out[3]
+    assert out[4].split() == ['uniform', '-', '-', '6', '6.5'], out[4]
+    # 3, 1 and 3 tiles into 2 blocks, r = 1: {3, 1} | {3} costs 4 + 2; any cut of a request costs more
+    # ({3} | {1, 3} the same 6, {3, 1, 1 of 3} | {2 of 3} 5 + 3). Split-K of 3 requests of 200 keys in
+    # 3 splits: 9 blocks of 67 keys (2 tiles) in 5 waves of 2 blocks, 5 x (2 + 1).
+    r = run(script, '--lengths', '192,64,192', '--blocks', '2', '--overheads', '0', '--r', '1', '--uniform', '200:3')
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[3].split() == ['optimal', '-', '-', '6'], out[3]
+    assert out[4].split() == ['uniform', '-', '-', '15'], out[4]
+    # Three empty requests, 2 blocks: one block takes two pieces.
+    r = run(script, '--lengths', '0,0,0', '--blocks', '2', '--overheads', '1', '--r', '1')
+    assert r.returncode == 0 and r.stdout.splitlines()[3].split() == ['optimal', '-', '-', '2'], r.stdout
+    # The optimum is a lower bound of every plan's busiest block (each plan is one contiguous cut).
+    lengths = [(i * 7919 + 13) % 3000 for i in range(40)]
+    r = run(script, '--lengths', ','.join(map(str, lengths)), '--blocks', '13', '--overheads', '0,1,2,3,4,6',
+            '--r', '0.5,1,2,3')
+    assert r.returncode == 0, r.stderr
+    rows = [line.split() for line in r.stdout.splitlines()[2:]]
+    best = [float(x) for x in rows[-1][3:]]
+    for row in rows[:-1]:
+        assert all(b <= float(x) for b, x in zip(best, row[3:])), (row, best)
+    assert any(b < float(x) for row in rows[:-1] for b, x in zip(best, row[3:])), 'the optimum equals every plan'
+    r = run(script, '--lengths', '64', '--uniform', '64')
+    assert r.returncode != 0 and 'KV_LEN:SPLITS' in r.stderr, (r.returncode, r.stderr)
     # Lengths 0, 130, 70 (0, 3 and 2 tiles), 2 blocks, overhead 1: 8 units, Q = 4. The empty request's
     # piece in block 0 (its overhead's share), the 3 tiles at units 2..4 split 2 / 1, the last 2 at
     # 6..7 in block 1: tiles 2 and 3, pieces 2 and 2; with r = 1 the busiest is 3 + 2.
@@ -54,7 +85,8 @@ def main() -> int:
     write_safetensors(bad, 'qo_indptr', [0, 1])
     r = run(script, bad)
     assert r.returncode != 0 and 'no kv_indptr' in (r.stderr + r.stdout), (r.returncode, r.stderr)
-    print('plan-makespan: hand-worked cuts reproduced, the file without kv_indptr refused')
+    print('plan-makespan: hand-worked cuts, optima and split-K figures reproduced, the optimum below every plan, '
+          'the file without kv_indptr and a malformed --uniform refused')
     return 0
 
 
