@@ -10,6 +10,9 @@
 #include <cstdint>
 #include "gpu/common/operand_decode.h"
 using namespace mlacheck::gpu::common;
+// gpu/common/operand_decode.h's mxfp4_octet_to_bf16_pairs with a scale pair (the pair's halves are
+// two keys, each with its block scale) where it takes one scale: a copy, not a product function
+// that only this probe would call.
 __device__ __forceinline__ void octet_two_scales(uint32_t codes, uint32_t scale_pair, uint32_t (&out)[4]) {
   const uint32_t mag = codes & 0x77777777u;
   uint32_t sel[2], sign[2];
