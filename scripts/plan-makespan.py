@@ -47,9 +47,9 @@ def kv_lengths(path):
     return [indptr[i + 1] - indptr[i] for i in range(len(indptr) - 1)]
 
 
-def blocks_of(lengths, overhead, blocks):
-    """Tiles and pieces of each block under the balanced plan (split_plan.h's arithmetic)."""
-    units = [(length + TILE_KEYS - 1) // TILE_KEYS for length in lengths]
+def blocks_of(units, overhead, blocks):
+    """Tiles and pieces of each block under the balanced plan (split_plan.h's arithmetic), for the
+    requests' tile counts `units`."""
     total = sum(units) + overhead * len(units)
     share = max((total + blocks - 1) // blocks, overhead + 1)
     tiles, pieces = [0] * blocks, [0] * blocks
@@ -73,22 +73,20 @@ def fits(units, r, budget, blocks):
     """Whether the batch, in order, fits `blocks` ranges of cost <= budget: each range filled as far as
     it goes (a later start within a request leaves less of it and the same piece cost, so filling
     greedily is never worse than any other cut)."""
-    used, room, i, left = 0, 0.0, 0, None
-    while i < len(units):
-        if left is None:
-            left = units[i]
-        if room < r + (1 if left > 0 else 0):  # not even one tile of a piece here: the next range
-            used += 1
-            if used > blocks:
-                return False
-            room = budget
-            if room < r + (1 if left > 0 else 0):
-                return False
-        take = min(left, int(room - r))
-        room -= r + take
-        left -= take
-        if left == 0:
-            i, left = i + 1, None
+    used, room = 0, 0.0
+    for left in units:
+        first = True
+        while first or left > 0:  # the request's pieces (an empty request: one, of cost r)
+            need = r + (1 if left > 0 else 0)  # a piece's cost and at least one of its tiles
+            if room < need:  # the next range
+                used += 1
+                if used > blocks or budget < need:
+                    return False
+                room = budget
+            take = min(left, int(room - r))
+            room -= r + take
+            left -= take
+            first = False
     return True
 
 
@@ -130,15 +128,14 @@ def main():
     if any(x < 0 for x in lengths) or args.blocks < 1:
         ap.error('lengths must be >= 0 and blocks >= 1')
     costs = [float(x) for x in args.r.split(',')]
-    total_tiles = sum((x + TILE_KEYS - 1) // TILE_KEYS for x in lengths)
-    print(f'requests {len(lengths)}, tiles {total_tiles}, blocks {args.blocks}, '
-          f'tiles a block if spread evenly {total_tiles / args.blocks:.2f}')
+    units = [(x + TILE_KEYS - 1) // TILE_KEYS for x in lengths]
+    print(f'requests {len(lengths)}, tiles {sum(units)}, blocks {args.blocks}, '
+          f'tiles a block if spread evenly {sum(units) / args.blocks:.2f}')
     print('overhead  max tiles  max pieces  ' + '  '.join(f'r={r:g}' for r in costs))
     for overhead in (int(x) for x in args.overheads.split(',')):
-        tiles, pieces = blocks_of(lengths, overhead, args.blocks)
+        tiles, pieces = blocks_of(units, overhead, args.blocks)
         spans = [max(t + r * p for t, p in zip(tiles, pieces)) for r in costs]
         print(f'{overhead:8d}  {max(tiles):9d}  {max(pieces):10d}  ' + '  '.join(f'{s:g}' for s in spans))
-    units = [(x + TILE_KEYS - 1) // TILE_KEYS for x in lengths]
     print(f'{"optimal":>8}  {"-":>9}  {"-":>10}  ' + '  '.join(f'{optimal_span(units, r, args.blocks):g}' for r in costs))
     if args.uniform:
         try:
