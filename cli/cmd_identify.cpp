@@ -183,7 +183,8 @@ Schedule schedule_of(int splits, int tile) {
   return splits == 0 ? Schedule::single(tile) : Schedule::uniform(splits, tile);
 }
 
-// Every numerics family of the presets: (Q, KV, scale placement), with each P format.
+// Every numerics family of the presets: (Q, KV, scale placement), with each P format and, where
+// fp8 codes multiply fp8 codes, either way of summing them (fp8-acc).
 std::vector<problem::Recipe> family_candidates(const JudgedGolden& g) {
   std::vector<problem::Recipe> out;
   std::set<std::string> spelled;
@@ -204,6 +205,11 @@ std::vector<problem::Recipe> family_candidates(const JudgedGolden& g) {
           problem::set_recipe_field(r, "kv-scale", scale);
           problem::set_recipe_field(r, "p", p);
           if (spelled.insert(problem::spell(r)).second) out.push_back(r);
+          // fp8 x fp8 products may also be summed as an sm_90 tensor core sums them.
+          if (problem::fp8_products_qk(r) || problem::fp8_products_pv(r)) {
+            problem::set_recipe_field(r, "fp8-acc", "tc64");
+            if (spelled.insert(problem::spell(r)).second) out.push_back(r);
+          }
         }
   }
   return out;
@@ -273,6 +279,8 @@ int run_identify(const IdentifyOptions& o) {
         problem::Recipe r = base;
         problem::set_recipe_field(r, "p", p);
         problem::set_recipe_field(r, "base", b);
+        if (!problem::fp8_products_qk(r) && !problem::fp8_products_pv(r))
+          r.fp8_acc = problem::Fp8Accumulation::f32;  // no fp8 x fp8 product left to sum
         for (int splits : kCoarseSplits)
           for (int tile : kCoarseTiles) {
             progress.update(++done, coarse_total);

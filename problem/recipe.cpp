@@ -106,6 +106,16 @@ std::string_view to_string(KvScale s) {
   return "?";
 }
 std::string_view to_string(PartialFormat f) { return f == PartialFormat::f32 ? "f32" : "bf16"; }
+std::string_view to_string(Fp8Accumulation a) { return a == Fp8Accumulation::f32 ? "f32" : "tc64"; }
+
+bool fp8_products_qk(const Recipe& r) {
+  const bool fp8_q = r.q == QFormat::fp8_harness || r.q == QFormat::fp8_dynamic ||
+                     r.q == QFormat::fp8_static || r.q == QFormat::fp8_cast;
+  return fp8_q && r.kv == KvFormat::fp8 && r.kv_scale == KvScale::scores_output;
+}
+bool fp8_products_pv(const Recipe& r) {
+  return r.p == PFormat::fp8 && r.kv == KvFormat::fp8 && r.kv_scale == KvScale::scores_output;
+}
 
 }  // namespace mlacheck::problem
 
@@ -122,6 +132,9 @@ constexpr std::array kFields{
     RecipeField{"kv-scale", "scores|fold-bf16|fold-f16",
                 "KV scale on scores and output, or folded into the dequantized elements"},
     RecipeField{"partial", "f32|bf16", "format of the split partial outputs before the merge"},
+    RecipeField{"fp8-acc", "f32|tc64",
+                "how fp8 x fp8 products are summed: float32, or an sm_90 tensor core's accumulation "
+                "(ref/fp8_mma.h, modelled) in runs of 64 added in float32"},
 };
 
 // The enum value whose to_string is `text`, over every value of a small enum.
@@ -140,6 +153,7 @@ constexpr std::array kP{PFormat::f32, PFormat::bf16, PFormat::f16, PFormat::fp8}
 constexpr std::array kBase{SoftmaxBase::e, SoftmaxBase::two};
 constexpr std::array kScale{KvScale::scores_output, KvScale::fold_bf16, KvScale::fold_f16};
 constexpr std::array kPartial{PartialFormat::f32, PartialFormat::bf16};
+constexpr std::array kFp8Acc{Fp8Accumulation::f32, Fp8Accumulation::tc64};
 
 std::string preset_names() {
   std::string s;
@@ -167,6 +181,11 @@ void check_consistent(const Recipe& r) {
   if (r.q == QFormat::fp8_static && r.q_static_absmax <= 0)
     throw ProblemError(fmt::format(
         "recipe {}: q=fp8-static needs a static scale; start from the a8w8-static preset", spell(r)));
+  if (r.fp8_acc != Fp8Accumulation::f32 && !fp8_products_qk(r) && !fp8_products_pv(r))
+    throw ProblemError(fmt::format(
+        "recipe {}: fp8-acc={} needs fp8 x fp8 products (an fp8 q on kv=fp8, or p=fp8 on "
+        "kv=fp8, with kv-scale=scores)",
+        spell(r), to_string(r.fp8_acc)));
 }
 
 }  // namespace
@@ -188,6 +207,8 @@ void set_recipe_field(Recipe& r, std::string_view field, std::string_view value)
     r.kv_scale = value_of(field, value, kScale);
   } else if (field == "partial") {
     r.partial = value_of(field, value, kPartial);
+  } else if (field == "fp8-acc") {
+    r.fp8_acc = value_of(field, value, kFp8Acc);
   } else {
     std::string known;
     for (const RecipeField& f : kFields) known += (known.empty() ? "" : ", ") + std::string(f.name);
@@ -236,6 +257,7 @@ std::string spell(const Recipe& r) {
   if (r.base != base->base) add("base", to_string(r.base));
   if (r.kv_scale != base->kv_scale) add("kv-scale", to_string(r.kv_scale));
   if (r.partial != base->partial) add("partial", to_string(r.partial));
+  if (r.fp8_acc != base->fp8_acc) add("fp8-acc", to_string(r.fp8_acc));
   return over.empty() ? s : s + ":" + over;
 }
 
@@ -243,7 +265,7 @@ bool same_numerics(const Recipe& a, const Recipe& b) {
   return a.q == b.q && a.kv == b.kv && a.p == b.p && a.base == b.base && a.fp8 == b.fp8 &&
          a.mxfp4_rounding == b.mxfp4_rounding && a.q_static_absmax == b.q_static_absmax &&
          a.q_cast_overflow == b.q_cast_overflow && a.partial == b.partial &&
-         a.kv_scale == b.kv_scale;
+         a.kv_scale == b.kv_scale && a.fp8_acc == b.fp8_acc;
 }
 
 }  // namespace mlacheck::problem

@@ -36,6 +36,13 @@ enum class PartialFormat : uint8_t { f32, bf16 };
 // fp16 once and both products take those values (seed 004 dequantizes K and V to fp16 with the
 // scale folded in). A bf16 cache has no scale: only scores_output applies to it.
 enum class KvScale : uint8_t { scores_output, fold_bf16, fold_f16 };
+// How the fp8 x fp8 products are summed: Q·Kᵀ of an fp8 Q on an fp8 cache and P·V of an fp8 P, the
+// cache's scale on the scores and the output (fp8_products_qk / _pv). f32: in float32 (MFMA, or a
+// 16-bit product of the codes). tc64: as an sm_90 tensor core sums them (ref/fp8_mma.h's model,
+// an assumption until docs/probes/fp8_accumulation.cu has measured the hardware), a fresh
+// accumulator for every 64 products added to a float32 sum: Q·Kᵀ per 64-dim box, P·V per 64 keys
+// from the start of each softmax step (branch e4m3-merge's hopper a8w8 kernels).
+enum class Fp8Accumulation : uint8_t { f32, tc64 };
 
 struct Recipe {
   std::string_view name;
@@ -58,6 +65,7 @@ struct Recipe {
   // Format of the per-split partial outputs fed to the LSE merge (the LSE itself is float32).
   PartialFormat partial = PartialFormat::f32;
   KvScale kv_scale = KvScale::scores_output;
+  Fp8Accumulation fp8_acc = Fp8Accumulation::f32;
   // Default split-K count of the emulated reference for this recipe (callers may pass another).
   int num_splits = 1;
   // Keys per online-softmax step inside a split: P = exp(s - running max) is rounded to the P
@@ -74,7 +82,7 @@ std::optional<Recipe> find_recipe(std::string_view name);
 // --- Composed recipes: a preset plus field overrides -------------------------------------------
 // One spelling on every command: "PRESET[:FIELD=VALUE[,FIELD=VALUE...]]", e.g. "a16w8:p=fp8" or
 // "a16w16:base=2,p=f16". The fields (recipe_fields() lists them with their values): q, kv, p,
-// base, kv-scale, partial. The result keeps the preset's name (its stored out_<preset> tensor is
+// base, kv-scale, partial, fp8-acc. The result keeps the preset's name (its stored out_<preset> tensor is
 // only the recipe's when no numerics field differs: same_numerics) and its schedule defaults.
 struct RecipeField {
   std::string_view name;
@@ -90,9 +98,15 @@ void set_recipe_field(Recipe& recipe, std::string_view field, std::string_view v
 // order ("a16w8:p=fp8"); parse_recipe(spell(r)) has r's numerics.
 std::string spell(const Recipe& recipe);
 // Whether two recipes round every value the same way (formats, base, scale placement, partial
-// format, fp8 variant, MXFP4 rounding, static absmax, cast overflow); the schedule fields
+// format, fp8 variant, MXFP4 rounding, static absmax, cast overflow, fp8 accumulation); the schedule fields
 // (num_splits, softmax_tile) and the name are not numerics.
 bool same_numerics(const Recipe& a, const Recipe& b);
+
+// Whether Q·Kᵀ / P·V multiply fp8 codes by fp8 codes (the products Fp8Accumulation is about).
+bool fp8_products_qk(const Recipe&);
+bool fp8_products_pv(const Recipe&);
+// Products per fresh accumulator of Fp8Accumulation::tc64.
+inline constexpr int kTensorCoreRun = 64;
 
 // The Q scale of fp8_static for this recipe's fp8 variant (see Recipe::q_static_absmax).
 float static_q_scale(const Recipe&);
@@ -103,5 +117,6 @@ std::string_view to_string(PFormat);
 std::string_view to_string(SoftmaxBase);
 std::string_view to_string(PartialFormat);
 std::string_view to_string(KvScale);
+std::string_view to_string(Fp8Accumulation);
 
 }  // namespace mlacheck::problem

@@ -14,6 +14,7 @@
 #include "ref/decode_common.h"
 #include "ref/detmath.h"
 #include "ref/emulated_inputs.h"
+#include "ref/fp8_mma.h"
 #include "ref/kernels.h"
 #include "ref/progress_counter.h"
 #include "ref/round_to.h"
@@ -42,6 +43,9 @@ struct Context {
   float p_min_normal;           // the P format's smallest normal (sensitivity's underflow set)
   float p_half_subnormal_step;  // h: the largest RNE error below it
   float p_unit_roundoff;        // the largest relative RNE error of a normal P (0: f32 P)
+  // Products summed by ref/fp8_mma.h's model (Recipe::fp8_acc = tc64) instead of in float32:
+  // only where both operands are still fp8 codes (not made exact by drift's waterfall).
+  bool qk_tensor_core = false, pv_tensor_core = false;
 };
 
 // Where one query's optional outputs go (null when not asked for).
@@ -112,23 +116,59 @@ void round_p(problem::PFormat p, quant::Fp8Format f, float* x, int64_t n) {
 }
 
 // Sᵀ[j][h] of keys t0 .. t0+n-1 (request b) into ws.s, unscaled: Σ_d k[d]·q_h[d] in order of d.
+// Recipe::fp8_acc = tc64: a dot product of fp8 codes as the tensor core sums it, a fresh
+// accumulator per run of 64 products (the codes' products are exact in float32), the runs' sums
+// added in float32 in order. `product(i)` is the i-th of the n products.
+template <class Product>
+float tensor_core_dot(int64_t n, Product product, float* scratch) {
+  float sum = 0.0f;
+  for (int64_t i0 = 0; i0 < n; i0 += problem::kTensorCoreRun) {
+    const int64_t len = std::min<int64_t>(problem::kTensorCoreRun, n - i0);
+    for (int64_t i = 0; i < len; ++i) scratch[i] = product(i0 + i);
+    sum += fp8_mma_accumulate(0.0f, scratch, len, kSm90Fp8Mma);
+  }
+  return sum;
+}
+
 void scores(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
   ws.s.assign(static_cast<std::size_t>(n) * kNumHeads, 0.0f);
   for (int64_t j0 = 0; j0 < n; j0 += kKeyChunk) {
     const int64_t nc = std::min(kKeyChunk, n - j0);
     for (int64_t j = 0; j < nc; ++j) c.kv.row(c.batch.kv_row(b, t0 + j0 + j), &ws.rows[j * kQkDim]);
-    c.k.gemm_f32(nc, kNumHeads, kQkDim, ws.rows.data(), kQkDim, 1, ws.qt.data(), kNumHeads,
-                 ws.s.data() + j0 * kNumHeads, kNumHeads);
+    if (!c.qk_tensor_core) {
+      c.k.gemm_f32(nc, kNumHeads, kQkDim, ws.rows.data(), kQkDim, 1, ws.qt.data(), kNumHeads,
+                   ws.s.data() + j0 * kNumHeads, kNumHeads);
+      continue;
+    }
+    float run[problem::kTensorCoreRun];
+    for (int64_t j = 0; j < nc; ++j) {
+      const float* k = &ws.rows[j * kQkDim];
+      for (int h = 0; h < kNumHeads; ++h)
+        ws.s[(j0 + j) * kNumHeads + h] = tensor_core_dot(
+            kQkDim, [&](int64_t d) { return ws.qt[d * kNumHeads + h] * k[d]; }, run);
+    }
   }
 }
 
-// acc += P·V for keys t0 .. t0+n-1, Pᵀ = ws.s [n, 16] read as A(h, t) = s[t·16 + h].
+// acc += P·V for keys t0 .. t0+n-1, Pᵀ = ws.s [n, 16] read as A(h, t) = s[t·16 + h]. With the
+// tensor core's sums (tc64) a run is 64 keys from the step's first, so a chunk of kKeyChunk keys
+// (a multiple of the run) holds whole runs.
+static_assert(kKeyChunk % problem::kTensorCoreRun == 0);
 void accumulate_pv(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
   for (int64_t j0 = 0; j0 < n; j0 += kKeyChunk) {
     const int64_t nc = std::min(kKeyChunk, n - j0);
     for (int64_t j = 0; j < nc; ++j) c.kv.v_row(c.batch.kv_row(b, t0 + j0 + j), &ws.rows[j * kVDim]);
-    c.k.gemm_f32(kNumHeads, kVDim, nc, ws.s.data() + j0 * kNumHeads, 1, kNumHeads, ws.rows.data(),
-                 kVDim, ws.acc.data(), kVDim);
+    if (!c.pv_tensor_core) {
+      c.k.gemm_f32(kNumHeads, kVDim, nc, ws.s.data() + j0 * kNumHeads, 1, kNumHeads,
+                   ws.rows.data(), kVDim, ws.acc.data(), kVDim);
+      continue;
+    }
+    float run[problem::kTensorCoreRun];
+    const float* p = ws.s.data() + j0 * kNumHeads;
+    for (int h = 0; h < kNumHeads; ++h)
+      for (int d = 0; d < kVDim; ++d)
+        ws.acc[h * kVDim + d] += tensor_core_dot(
+            nc, [&](int64_t t) { return p[t * kNumHeads + h] * ws.rows[t * kVDim + d]; }, run);
   }
 }
 
@@ -575,8 +615,11 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
   if (options.exact_q) q_recipe.q = problem::QFormat::bf16;
   const EmulatedQ q = quantize_q(q_bf16, q_recipe);
   const float p_min_normal = p_smallest_normal(recipe);
+  const bool tensor_core = recipe.fp8_acc == problem::Fp8Accumulation::tc64;
   const Context c{batch, recipe, q, kv, emulated_scales(q_recipe, q, kv), kernels(), schedule,
-                  splits, options, p_min_normal, p_half_subnormal_step(recipe), p_unit_roundoff(recipe)};
+                  splits, options, p_min_normal, p_half_subnormal_step(recipe), p_unit_roundoff(recipe),
+                  tensor_core && problem::fp8_products_qk(q_recipe) && kv.k_scaled(),
+                  tensor_core && problem::fp8_products_pv(recipe) && kv.v_scaled()};
   const int64_t most_splits = splits.max_ranges();
 
   const auto T = static_cast<std::size_t>(batch.total_q());

@@ -22,6 +22,8 @@
 #include "quant/fp8.h"
 #include "ref/decode_emulated.h"
 #include "ref/decode_exact.h"
+#include "ref/emulated_inputs.h"
+#include "ref/fp8_mma.h"
 #include "ref/generate.h"
 #include "ref/kv_caches.h"
 #include "ref/round_to.h"
@@ -78,6 +80,23 @@ TEST(ComposedRecipe, BadSpellingsNameWhatIsWrong) {
   EXPECT_NE(message("a16w16:p=fp4").find("f32|bf16|f16|fp8"), std::string::npos);
   EXPECT_NE(message("a16w16:p=f16,").find("trailing"), std::string::npos);
   EXPECT_NE(message("a16w16:kv-scale=fold-f16").find("needs a quantized cache"), std::string::npos);
+  // The tensor core's fp8 sums need fp8 x fp8 products somewhere.
+  EXPECT_NE(message("a16w16:fp8-acc=tc64").find("needs fp8 x fp8 products"), std::string::npos);
+  EXPECT_NE(message("a8w8:kv-scale=fold-bf16,p=bf16,fp8-acc=tc64").find("needs fp8 x fp8"),
+            std::string::npos);
+  EXPECT_NE(message("a8w8:fp8-acc=tc").find("f32|tc64"), std::string::npos);
+}
+
+TEST(ComposedRecipe, Fp8AccumulationFieldSpellsBackAndNamesItsProducts) {
+  const problem::Recipe r = parse_recipe("a8w8:fp8-acc=tc64");
+  EXPECT_EQ(r.fp8_acc, problem::Fp8Accumulation::tc64);
+  EXPECT_EQ(problem::spell(r), "a8w8:fp8-acc=tc64");
+  EXPECT_FALSE(problem::same_numerics(r, *problem::find_recipe("a8w8")));
+  EXPECT_TRUE(problem::fp8_products_qk(r) && problem::fp8_products_pv(r));
+  const problem::Recipe pv_only = parse_recipe("a16w8:p=fp8,fp8-acc=tc64");  // bf16 Q: P·V only
+  EXPECT_FALSE(problem::fp8_products_qk(pv_only));
+  EXPECT_TRUE(problem::fp8_products_pv(pv_only));
+  EXPECT_FALSE(problem::fp8_products_pv(parse_recipe("a8w8:p=bf16")));
 }
 
 TEST(DeclaredSchedule, ParsesEveryKindAndPrintsItBack) {
@@ -314,6 +333,39 @@ TEST(ComposedRecipe, FoldedScaleGivesTheRoundedDequantizedRow) {
             << b << " " << d;
       }
   }
+}
+
+// fp8-acc=tc64: with one key per request the LSE is the score itself, so it shows Q·Kᵀ as the
+// emulation sums it: the codes' products in runs of 64 dims through ref/fp8_mma.h's model, the runs'
+// sums added in float32 in order, times the recipe's score scale. On peaked data (large products)
+// the model's cut moves some scores away from the float32 sums.
+TEST(ComposedRecipe, TensorCoreAccumulationSumsQkInRunsOfSixtyFour) {
+  Case c(test::small_case(3, 1, 17, Profile::peaked));
+  const problem::Recipe f32 = parse_recipe("a8w8");
+  const problem::Recipe tc = parse_recipe("a8w8:fp8-acc=tc64");
+  const problem::KvCache cache = c.cache(tc);
+  const EmulatedResult e = decode_emulated(c.in.batch, c.in.q, cache, tc, Schedule::single());
+  const EmulatedResult plain = decode_emulated(c.in.batch, c.in.q, cache, f32, Schedule::single());
+  const EmulatedQ q = quantize_q(c.in.q, tc);
+  const KvDecoder kv(cache, tc);
+  const float scale = emulated_scales(tc, q, kv).score;
+  int moved = 0;
+  for (int64_t b = 0; b < 3; ++b) {
+    float k[problem::kQkDim];
+    kv.row(b, k);
+    for (int h = 0; h < H; ++h) {
+      float sum = 0.0f;
+      for (int d0 = 0; d0 < problem::kQkDim; d0 += problem::kTensorCoreRun) {
+        float products[problem::kTensorCoreRun];
+        for (int d = 0; d < problem::kTensorCoreRun; ++d)
+          products[d] = q.values[static_cast<std::size_t>((b * H + h) * problem::kQkDim + d0 + d)] * k[d0 + d];
+        sum += fp8_mma_accumulate(0.0f, products, problem::kTensorCoreRun, kSm90Fp8Mma);
+      }
+      ASSERT_EQ(e.lse[b * H + h], sum * scale) << b << " " << h;
+      moved += e.lse[b * H + h] != plain.lse[b * H + h];
+    }
+  }
+  EXPECT_GT(moved, 0) << "no score moved: the model is not in effect";
 }
 
 TEST(EmulationOptions, RequestSubsetEqualsTheWholeRunThere) {

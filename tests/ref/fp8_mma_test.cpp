@@ -1,0 +1,104 @@
+// ref/fp8_mma.h: the model of sm_90's fp8 accumulation on sums whose values are known, the cases
+// GpuWgmma.E4m3AccumulationKeepsFloat32Bits measures on the hardware (one K step, C loaded).
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ref/fp8_mma.h"
+
+namespace mlacheck::ref {
+namespace {
+
+Fp8MmaModel with_bits(int bits, int final_bits) {
+  Fp8MmaModel m = kSm90Fp8Mma;
+  m.bits = bits;
+  m.final_bits = final_bits;
+  return m;
+}
+
+// The first r in [0, 24) whose C + {products} is not exact (-1: none).
+template <class C, class P>
+int first_inexact(const Fp8MmaModel& m, C c_of, P products_of) {
+  for (int r = 0; r < 24; ++r) {
+    const std::vector<float> p = products_of(r);
+    const double c = c_of(r);
+    double exact = c;
+    for (float x : p) exact += x;
+    if (static_cast<double>(fp8_mma_accumulate(static_cast<float>(c), p.data(),
+                                               static_cast<int64_t>(p.size()), m)) != exact)
+      return r;
+  }
+  return -1;
+}
+
+TEST(RefFp8Mma, SmallAddendKeptWhileWithinTheBits) {
+  // C = 2^r plus the product 1: 1 stays on the grid 2^(r - bits) while r <= bits.
+  for (int bits : {13, 14}) {
+    const auto m = with_bits(bits, 23);
+    EXPECT_EQ(first_inexact(m, [](int r) { return std::ldexp(1.0, r); },
+                            [](int) { return std::vector<float>{1.0f}; }),
+              bits + 1);
+    // C = -2^r plus 1 (toward zero), and two products 2^16 and 2^(16 - g) in one step with C = 0.
+    EXPECT_EQ(first_inexact(m, [](int r) { return -std::ldexp(1.0, r); },
+                            [](int) { return std::vector<float>{1.0f}; }),
+              bits + 1);
+    EXPECT_EQ(first_inexact(m, [](int) { return 0.0; },
+                            [](int g) {
+                              return std::vector<float>{0x1p16f, std::ldexp(1.0f, 16 - g)};
+                            }),
+              bits + 1);
+  }
+}
+
+TEST(RefFp8Mma, CutDirectionAndAccumulatorWidth) {
+  const float one = 1.0f;
+  Fp8MmaModel floor = with_bits(13, 23);
+  floor.toward_floor = true;
+  // C = -1 - 2^-20 aligned to 2^0 with 13 bits: toward zero -1, toward -inf -1 - 2^-13.
+  EXPECT_EQ(fp8_mma_accumulate(-1.0f - 0x1p-20f, &one, 1, with_bits(13, 23)), 0.0f);
+  EXPECT_EQ(fp8_mma_accumulate(-1.0f - 0x1p-20f, &one, 1, floor), -0x1p-13f);
+  // A wide alignment keeps C whole; the accumulator's own width then decides.
+  const float zero = 0.0f;
+  EXPECT_EQ(fp8_mma_accumulate(1.0f + 0x1p-20f, &zero, 1, with_bits(24, 13)), 1.0f);
+  EXPECT_EQ(fp8_mma_accumulate(1.0f + 0x1p-20f, &zero, 1, with_bits(24, 23)), 1.0f + 0x1p-20f);
+  Fp8MmaModel nearest = with_bits(24, 13);
+  nearest.final_nearest = true;
+  EXPECT_EQ(fp8_mma_accumulate(1.0f + 0x1p-14f + 0x1p-20f, &zero, 1, nearest), 1.0f + 0x1p-13f);
+  // C not aligned: added after the products' aligned sum, then cut to the accumulator's width.
+  Fp8MmaModel after = with_bits(13, 23);
+  after.align_c = false;
+  EXPECT_EQ(fp8_mma_accumulate(0x1p20f, &one, 1, after), 0x1p20f + 1.0f);
+  EXPECT_EQ(fp8_mma_accumulate(0x1p20f, &one, 1, with_bits(13, 23)), 0x1p20f);
+  // Groups of 8 aligned apart (C not aligned): 2^-4 in the second group survives 2^10 in the first.
+  std::vector<float> two(32, 0.0f);
+  two[0] = 0x1p10f;
+  two[8] = 0x1p-4f;
+  EXPECT_EQ(fp8_mma_accumulate(0.0f, two.data(), 32, after), 0x1p10f);
+  after.group = 8;
+  EXPECT_EQ(fp8_mma_accumulate(0.0f, two.data(), 32, after), 0x1p10f + 0x1p-4f);
+}
+
+TEST(RefFp8Mma, StepsOfThirtyTwoAndWideModelsAreFloat32) {
+  // Wide enough to hold every term, the model is the float32 rounding (truncated) of each step's
+  // exact sum, step by step: 64 products are two steps, the second taking the first's result.
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> code(-15, 15), expo(-6, 6);
+  std::vector<float> p(64);
+  for (float& x : p) x = std::ldexp(static_cast<float>(code(rng)), expo(rng));
+  const Fp8MmaModel wide = with_bits(40, 23);
+  const float first = fp8_mma_accumulate(0.0f, p.data(), 32, wide);
+  double sum = 0;
+  for (int k = 0; k < 32; ++k) sum += p[static_cast<std::size_t>(k)];
+  EXPECT_EQ(static_cast<double>(first), sum);  // integers times 2^-6 .. 2^6: exact in float32
+  EXPECT_EQ(fp8_mma_accumulate(first, p.data() + 32, 32, wide), fp8_mma_accumulate(0.0f, p.data(), 64, wide));
+  // The default model loses what lies 13 bits below a step's largest term.
+  std::vector<float> spread(32, 0x1p-10f);
+  spread[0] = 0x1p4f;
+  EXPECT_EQ(fp8_mma_accumulate(0.0f, spread.data(), 32, kSm90Fp8Mma), 0x1p4f);
+  EXPECT_EQ(fp8_mma_accumulate(0.0f, spread.data(), 32, with_bits(14, 23)), 0x1p4f + 31 * 0x1p-10f);
+}
+
+}  // namespace
+}  // namespace mlacheck::ref
