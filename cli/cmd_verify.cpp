@@ -48,6 +48,7 @@
 #include "gpu/availability.h"
 #include "gpu/registry.h"
 #include "quant/bf16.h"
+#include "problem/recipe.h"
 #include "ref/decode_emulated.h"
 #include "ref/decode_exact.h"
 
@@ -218,8 +219,8 @@ int run_verify(const VerifyOptions& o) {
     std::unique_ptr<gpu::DeviceProblem> device;
     if (!no_gpu) device = std::make_unique<gpu::DeviceProblem>(in.batch, in.q);
 #endif
-    // Emulated outputs by (recipe, split plan, softmax step): the strategies of a recipe differ
-    // there.
+    // Emulated outputs by (recipe as spelled, split plan, softmax step): the strategies of a recipe
+    // differ there, and a registry row may change a field of its preset (gpu/registry.cpp Row).
     std::map<std::tuple<std::string, problem::SplitPlan, int>, ref::EmulatedResult> emulated;
     for (const gpu::Strategy* s : strategies) {
       Row row;
@@ -235,7 +236,7 @@ int run_verify(const VerifyOptions& o) {
           continue;
         }
         const problem::SplitPlan plan = s->emulated_plan(in.batch, gpu::planning_multiprocessors());
-        const auto key = std::make_tuple(std::string(s->recipe.name), plan, s->recipe.softmax_tile);
+        const auto key = std::make_tuple(problem::spell(s->recipe), plan, s->recipe.softmax_tile);
         if (!emulated.contains(key))
           emulated.emplace(key, ref::decode_emulated(in.batch, in.q, cache, s->recipe, plan));
         const ref::EmulatedResult& emu = emulated.at(key);
