@@ -219,9 +219,11 @@ int run_verify(const VerifyOptions& o) {
     std::unique_ptr<gpu::DeviceProblem> device;
     if (!no_gpu) device = std::make_unique<gpu::DeviceProblem>(in.batch, in.q);
 #endif
-    // Emulated outputs by (recipe as spelled, split plan, softmax step): the strategies of a recipe
-    // differ there, and a registry row may change a field of its preset (gpu/registry.cpp Row).
-    std::map<std::tuple<std::string, problem::SplitPlan, int>, ref::EmulatedResult> emulated;
+    // Emulated outputs by (recipe as spelled, split plan, softmax step, tensor-core orders): the
+    // strategies of a recipe differ there, and a registry row may change a field of its preset
+    // (gpu/registry.cpp Row).
+    std::map<std::tuple<std::string, problem::SplitPlan, int, const int*, const int*>, ref::EmulatedResult>
+        emulated;
     for (const gpu::Strategy* s : strategies) {
       Row row;
       row.case_name = spec.name;
@@ -236,9 +238,14 @@ int run_verify(const VerifyOptions& o) {
           continue;
         }
         const problem::SplitPlan plan = s->emulated_plan(in.batch, gpu::planning_multiprocessors());
-        const auto key = std::make_tuple(problem::spell(s->recipe), plan, s->recipe.softmax_tile);
-        if (!emulated.contains(key))
-          emulated.emplace(key, ref::decode_emulated(in.batch, in.q, cache, s->recipe, plan));
+        const auto key = std::make_tuple(problem::spell(s->recipe), plan, s->recipe.softmax_tile,
+                                         s->tc_qk_order.data(), s->tc_pv_order.data());
+        if (!emulated.contains(key)) {
+          ref::EmulationOptions orders;
+          orders.tc_qk_order = s->tc_qk_order;
+          orders.tc_pv_order = s->tc_pv_order;
+          emulated.emplace(key, ref::decode_emulated(in.batch, in.q, cache, s->recipe, plan, orders));
+        }
         const ref::EmulatedResult& emu = emulated.at(key);
         const check::Gate gate(s->recipe, data, layout, exact.out, emu.out);
         if (no_gpu) {

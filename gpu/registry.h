@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,10 @@ struct Strategy {
   const Family* family = nullptr;  // the kernel family that runs it (gpu/family.h); never null
   Tunables tunables;
   std::string why;  // why these tunables (the measurement or rule that chose them)
+  // recipe.fp8_acc = tc64: the order in which the kernel feeds a run of 64 products to the tensor
+  // core, for the emulation (ref/decode_emulated.h EmulationOptions::tc_qk_order / tc_pv_order);
+  // empty: in order.
+  std::span<const int> tc_qk_order, tc_pv_order;
 
   // nullopt when the strategy runs this problem; otherwise why not, in words. Never a fallback:
   // an unsupported problem is reported as such. The checks every family shares, then the family's.

@@ -46,6 +46,7 @@ struct Context {
   // Products summed by ref/fp8_mma.h's model (Recipe::fp8_acc = tc64) instead of in float32:
   // only where both operands are still fp8 codes (not made exact by drift's waterfall).
   bool qk_tensor_core = false, pv_tensor_core = false;
+  std::span<const int> qk_order, pv_order;  // EmulationOptions::tc_qk_order / tc_pv_order
 };
 
 // Where one query's optional outputs go (null when not asked for).
@@ -118,16 +119,39 @@ void round_p(problem::PFormat p, quant::Fp8Format f, float* x, int64_t n) {
 // Sᵀ[j][h] of keys t0 .. t0+n-1 (request b) into ws.s, unscaled: Σ_d k[d]·q_h[d] in order of d.
 // Recipe::fp8_acc = tc64: a dot product of fp8 codes as the tensor core sums it, a fresh
 // accumulator per run of 64 products (the codes' products are exact in float32), the runs' sums
-// added in float32 in order. `product(i)` is the i-th of the n products.
+// added in float32 in order. `product(i)` is the i-th of the n products; `order` (empty: in order)
+// is where the kernel puts a run's products (EmulationOptions::tc_qk_order), the positions of a
+// short last run past its end holding zeros (the kernel's masked keys).
 template <class Product>
-float tensor_core_dot(int64_t n, Product product, float* scratch) {
+float tensor_core_dot(int64_t n, Product product, std::span<const int> order, float* scratch) {
   float sum = 0.0f;
   for (int64_t i0 = 0; i0 < n; i0 += problem::kTensorCoreRun) {
     const int64_t len = std::min<int64_t>(problem::kTensorCoreRun, n - i0);
-    for (int64_t i = 0; i < len; ++i) scratch[i] = product(i0 + i);
-    sum += fp8_mma_accumulate(0.0f, scratch, len, kSm90Fp8Mma);
+    if (order.empty()) {
+      for (int64_t i = 0; i < len; ++i) scratch[i] = product(i0 + i);
+      sum += fp8_mma_accumulate(0.0f, scratch, len, kSm90Fp8Mma);
+      continue;
+    }
+    for (int p = 0; p < problem::kTensorCoreRun; ++p)
+      scratch[p] = order[static_cast<std::size_t>(p)] < len ? product(i0 + order[static_cast<std::size_t>(p)]) : 0.0f;
+    sum += fp8_mma_accumulate(0.0f, scratch, problem::kTensorCoreRun, kSm90Fp8Mma);
   }
   return sum;
+}
+
+// An EmulationOptions tc order: empty, or a permutation of the run's 64 positions.
+void check_tc_order(std::span<const int> order, const char* which) {
+  if (order.empty()) return;
+  std::vector<bool> seen(problem::kTensorCoreRun, false);
+  bool permutation = order.size() == static_cast<std::size_t>(problem::kTensorCoreRun);
+  for (std::size_t p = 0; permutation && p < order.size(); ++p) {
+    const int o = order[p];
+    permutation = o >= 0 && o < problem::kTensorCoreRun && !seen[static_cast<std::size_t>(o)];
+    if (permutation) seen[static_cast<std::size_t>(o)] = true;
+  }
+  if (!permutation)
+    throw problem::ProblemError(fmt::format("EmulationOptions::{}: {} values, not a permutation of 0 .. {}",
+                                            which, order.size(), problem::kTensorCoreRun - 1));
 }
 
 void scores(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
@@ -145,7 +169,7 @@ void scores(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
       const float* k = &ws.rows[j * kQkDim];
       for (int h = 0; h < kNumHeads; ++h)
         ws.s[(j0 + j) * kNumHeads + h] = tensor_core_dot(
-            kQkDim, [&](int64_t d) { return ws.qt[d * kNumHeads + h] * k[d]; }, run);
+            kQkDim, [&](int64_t d) { return ws.qt[d * kNumHeads + h] * k[d]; }, c.qk_order, run);
     }
   }
 }
@@ -168,7 +192,7 @@ void accumulate_pv(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace
     for (int h = 0; h < kNumHeads; ++h)
       for (int d = 0; d < kVDim; ++d)
         ws.acc[h * kVDim + d] += tensor_core_dot(
-            nc, [&](int64_t t) { return p[t * kNumHeads + h] * ws.rows[t * kVDim + d]; }, run);
+            nc, [&](int64_t t) { return p[t * kNumHeads + h] * ws.rows[t * kVDim + d]; }, c.pv_order, run);
   }
 }
 
@@ -553,6 +577,13 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
 EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
                                const problem::KvCache& cache, const problem::Recipe& recipe,
                                const problem::SplitPlan& plan, Progress* progress) {
+  return decode_emulated(batch, q_bf16, cache, recipe, plan, EmulationOptions{}, progress);
+}
+
+EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
+                               const problem::KvCache& cache, const problem::Recipe& recipe,
+                               const problem::SplitPlan& plan, const EmulationOptions& options,
+                               Progress* progress) {
   if (plan.num_splits < 0 || plan.num_splits > kMaxSplits || plan.chunk_keys < 0)
     throw problem::ProblemError(
         fmt::format("split plan: num_splits = {} (supported: 0 .. {}), chunk_keys = {} (>= 0)",
@@ -568,7 +599,7 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
     throw problem::ProblemError(fmt::format("recipe {} has softmax_tile {} < 0", recipe.name,
                                             recipe.softmax_tile));
   return decode_emulated(batch, q_bf16, cache, recipe,
-                         problem::Schedule::from_plan(plan, recipe.softmax_tile), {}, progress);
+                         problem::Schedule::from_plan(plan, recipe.softmax_tile), options, progress);
 }
 
 EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
@@ -610,6 +641,8 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
     if (b < 0 || b >= batch.num_requests())
       throw problem::ProblemError(fmt::format("request {} is not in the batch ({} requests)", b,
                                               batch.num_requests()));
+  check_tc_order(options.tc_qk_order, "tc_qk_order");
+  check_tc_order(options.tc_pv_order, "tc_pv_order");
   const KvDecoder kv(cache, recipe, {options.exact_k, options.exact_v});
   problem::Recipe q_recipe = recipe;
   if (options.exact_q) q_recipe.q = problem::QFormat::bf16;
@@ -619,7 +652,8 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
   const Context c{batch, recipe, q, kv, emulated_scales(q_recipe, q, kv), kernels(), schedule,
                   splits, options, p_min_normal, p_half_subnormal_step(recipe), p_unit_roundoff(recipe),
                   tensor_core && problem::fp8_products_qk(q_recipe) && kv.k_scaled(),
-                  tensor_core && problem::fp8_products_pv(recipe) && kv.v_scaled()};
+                  tensor_core && problem::fp8_products_pv(recipe) && kv.v_scaled(),
+                  options.tc_qk_order, options.tc_pv_order};
   const int64_t most_splits = splits.max_ranges();
 
   const auto T = static_cast<std::size_t>(batch.total_q());

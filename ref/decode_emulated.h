@@ -72,6 +72,13 @@ struct EmulationOptions {
   //   if their scores were -inf); a split whose keys are all masked contributes nothing.
   bool fault_skip_rope = false;
   std::function<std::pair<int64_t, int64_t>(int64_t request, int64_t kv_len)> fault_masked_keys;
+  // Recipe::fp8_acc = tc64: the order in which a kernel feeds the products of a run of 64 to the
+  // tensor core (Q·Kᵀ: a 64-dim box; P·V: 64 keys from a softmax step's first). Position p of the
+  // run (K step p / 32) holds the product of the run's dim / key order[p]. The model aligns a K
+  // step's terms together, so which dims share a step changes the sums: a kernel whose operand
+  // layout interleaves them (gpu::Strategy's tc orders) is replayed only with its own order. Empty:
+  // in order; otherwise a permutation of 0 .. 63 (problem::ProblemError if not).
+  std::span<const int> tc_qk_order, tc_pv_order;
 };
 
 struct EmulatedResult {
@@ -128,6 +135,10 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
 EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
                                const problem::KvCache& cache, const problem::Recipe& recipe,
                                const problem::SplitPlan& plan, Progress* progress = nullptr);
+EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,
+                               const problem::KvCache& cache, const problem::Recipe& recipe,
+                               const problem::SplitPlan& plan, const EmulationOptions& options,
+                               Progress* progress = nullptr);
 // Any declared schedule (problem/schedule.h): its ranges replace step 2 and its softmax_tile
 // replaces recipe.softmax_tile in step 3.
 EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint16_t> q_bf16,

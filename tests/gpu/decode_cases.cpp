@@ -22,14 +22,17 @@ PreparedCase::PreparedCase(const ref::CaseSpec& s)
   caches_ = std::make_unique<ref::KvCaches>(inputs_.kv, inputs_.batch.cache_rows());
 }
 
-const ref::EmulatedResult& PreparedCase::emulated(const problem::Recipe& r,
-                                                  const problem::SplitPlan& plan) {
-  const auto key = std::make_tuple(std::string(r.name), plan, r.softmax_tile);
+const ref::EmulatedResult& PreparedCase::emulated(const Strategy& s, const problem::SplitPlan& plan) {
+  const problem::Recipe& r = s.recipe;
+  const auto key = std::make_tuple(problem::spell(r), plan, r.softmax_tile, s.tc_qk_order.data(),
+                                   s.tc_pv_order.data());
   auto it = emulated_.find(key);
-  if (it == emulated_.end())
-    it = emulated_
-             .emplace(key, ref::decode_emulated(inputs_.batch, inputs_.q, cache_for(r), r, plan))
-             .first;
+  if (it == emulated_.end()) {
+    ref::EmulationOptions o;
+    o.tc_qk_order = s.tc_qk_order;
+    o.tc_pv_order = s.tc_pv_order;
+    it = emulated_.emplace(key, ref::decode_emulated(inputs_.batch, inputs_.q, cache_for(r), r, plan, o)).first;
+  }
   return it->second;
 }
 

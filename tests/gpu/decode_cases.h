@@ -1,7 +1,8 @@
 #pragma once
 // The cases of the GPU decode suite (tests/gpu/decode_test.cpp) and everything the CPU side
 // computes for them once: inputs, the caches of every format, the exact output, the data scale,
-// and the emulated output of each (recipe, split count) on first use.
+// and the emulated output of each strategy's (recipe, split plan, softmax step, tensor-core orders) on
+// first use.
 #include <map>
 #include <tuple>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "check/data_scale.h"
 #include "check/layout.h"
+#include "gpu/registry.h"
 #include "problem/kv_cache.h"
 #include "problem/recipe.h"
 #include "problem/split_plan.h"
@@ -35,7 +37,9 @@ class PreparedCase {
   const ref::ExactResult& exact() const { return exact_; }
   const check::DataScale& data() const { return data_; }
   const check::OutputLayout& layout() const { return layout_; }
-  const ref::EmulatedResult& emulated(const problem::Recipe& r, const problem::SplitPlan& plan);
+  // What a strategy's output is judged against: its recipe emulated on its plan, with its kernel's
+  // tensor-core orders (gpu/registry.h Strategy).
+  const ref::EmulatedResult& emulated(const Strategy& s, const problem::SplitPlan& plan);
 
  private:
   ref::Inputs inputs_;
@@ -43,8 +47,8 @@ class PreparedCase {
   ref::ExactResult exact_;
   check::DataScale data_;
   check::OutputLayout layout_;
-  // (recipe, uniform splits, chunk keys, softmax step)
-  std::map<std::tuple<std::string, problem::SplitPlan, int>, ref::EmulatedResult> emulated_;  // (recipe, plan, tile)
+  // (recipe as spelled, plan, softmax step, the two tensor-core orders)
+  std::map<std::tuple<std::string, problem::SplitPlan, int, const int*, const int*>, ref::EmulatedResult> emulated_;
 };
 
 // The prepared case of that name (made on first use, kept for the rest of the process).

@@ -42,7 +42,7 @@ TEST_P(GpuDecode, MatchesTheEmulatedRecipeThroughTheGate) {
   const ref::Inputs& in = c.inputs();
   const problem::KvCache cache = c.cache_for(s.recipe);
   if (const auto why = s.supports(in.batch, cache)) GTEST_SKIP() << "unsupported: " << *why;
-  const ref::EmulatedResult& emu = c.emulated(s.recipe, s.emulated_plan(in.batch, planning_multiprocessors()));
+  const ref::EmulatedResult& emu = c.emulated(s, s.emulated_plan(in.batch, planning_multiprocessors()));
 
   DeviceProblem device(in.batch, in.q);
   const RunResult r = device.run(s, cache);

@@ -136,7 +136,7 @@ TEST(GpuProperty, EveryStrategyPassesTheGateAgainstItsEmulation) {
     for (const Strategy& s : strategies()) {
       const problem::KvCache cache = pc.cache_for(s.recipe);
       if (s.supports(in.batch, cache)) continue;
-      const ref::EmulatedResult& emu = pc.emulated(s.recipe, s.emulated_plan(in.batch, planning_multiprocessors()));
+      const ref::EmulatedResult& emu = pc.emulated(s, s.emulated_plan(in.batch, planning_multiprocessors()));
       const RunResult r = device.run(s, cache);
       const std::vector<float> out = cli::widen_bf16(r.out);
       const check::Gate gate(s.recipe, pc.data(), pc.layout(), pc.exact().out, emu.out);

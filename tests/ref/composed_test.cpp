@@ -368,6 +368,51 @@ TEST(ComposedRecipe, TensorCoreAccumulationSumsQkInRunsOfSixtyFour) {
   EXPECT_GT(moved, 0) << "no score moved: the model is not in effect";
 }
 
+// EmulationOptions::tc_qk_order: K step s of each 64-dim run takes the dims the order puts at
+// positions 32 s .. 32 s + 31 (here every other group of 8, an interleave a kernel's operand layout
+// may make), which moves some scores; a list that is not a permutation of 0 .. 63 is refused.
+TEST(ComposedRecipe, TensorCoreOrderDecidesWhichDimsShareAStep) {
+  Case c(test::small_case(3, 1, 17, Profile::peaked));
+  const problem::Recipe tc = parse_recipe("a8w8:fp8-acc=tc64");
+  const problem::KvCache cache = c.cache(tc);
+  std::vector<int> order(problem::kTensorCoreRun);
+  for (int p = 0; p < problem::kTensorCoreRun; ++p)  // position p: step h, column q
+    order[static_cast<std::size_t>(p)] = 16 * (p % 32 / 8) + 8 * (p / 32) + p % 8;
+  EmulationOptions o;
+  o.tc_qk_order = order;
+  const EmulatedResult e = decode_emulated(c.in.batch, c.in.q, cache, tc, Schedule::single(), o);
+  const EmulatedResult in_order = decode_emulated(c.in.batch, c.in.q, cache, tc, Schedule::single());
+  const EmulatedQ q = quantize_q(c.in.q, tc);
+  const KvDecoder kv(cache, tc);
+  const float scale = emulated_scales(tc, q, kv).score;
+  int moved = 0;
+  for (int64_t b = 0; b < 3; ++b) {
+    float k[problem::kQkDim];
+    kv.row(b, k);
+    for (int h = 0; h < H; ++h) {
+      float sum = 0.0f;
+      for (int d0 = 0; d0 < problem::kQkDim; d0 += problem::kTensorCoreRun) {
+        float products[problem::kTensorCoreRun];
+        for (int p = 0; p < problem::kTensorCoreRun; ++p) {
+          const int d = d0 + order[static_cast<std::size_t>(p)];
+          products[p] = q.values[static_cast<std::size_t>((b * H + h) * problem::kQkDim + d)] * k[d];
+        }
+        sum += fp8_mma_accumulate(0.0f, products, problem::kTensorCoreRun, kSm90Fp8Mma);
+      }
+      ASSERT_EQ(e.lse[b * H + h], sum * scale) << b << " " << h;
+      moved += e.lse[b * H + h] != in_order.lse[b * H + h];
+    }
+  }
+  EXPECT_GT(moved, 0) << "the interleave moved no score: the order is not in effect";
+  std::vector<int> twice(order);
+  twice[5] = twice[6];
+  for (const std::vector<int>& bad : {twice, std::vector<int>(63, 0)}) {
+    o.tc_qk_order = bad;
+    EXPECT_THROW((void)decode_emulated(c.in.batch, c.in.q, cache, tc, Schedule::single(), o),
+                 problem::ProblemError);
+  }
+}
+
 TEST(EmulationOptions, RequestSubsetEqualsTheWholeRunThere) {
   Case c(ragged_case());
   const problem::Recipe r = parse_recipe("a16w4");
