@@ -31,9 +31,10 @@ inline constexpr Fp8MmaModel kSm90Fp8Mma{.bits = 13, .final_bits = 13, .align_c 
                                          .group = kFp8MmaKStep};
 
 // C plus the n products (exact values: an fp8 x fp8 product has at most 8 significant bits) in
-// groups of model.group (K steps of 32 by default), the last one padded with zeros. Every intermediate is exact in double: a step's
-// terms are multiples of 2^(E - bits) below 2^(E + 1), 33 of them below 2^(E + 7 - bits) of that
-// unit, far inside 53 bits; the kept result has at most final_bits + 1 <= 24 significant bits.
+// groups of model.group (1 .. 64; K steps of 32 by default), the last one padded with zeros. A
+// group's terms are integers in units of 2^(E - bits) below 2^(bits + 1), so their sum is exact;
+// the kept result has at most final_bits + 1 <= 24 significant bits, exact in float. Throws
+// std::invalid_argument for a group outside 1 .. 64.
 float fp8_mma_accumulate(float c, const float* products, int64_t n, const Fp8MmaModel& model);
 
 }  // namespace mlacheck::ref

@@ -1,6 +1,10 @@
 // ref/fp8_mma.h: the model of sm_90's fp8 accumulation on sums whose values are known, the cases
 // GpuWgmma.E4m3AccumulationKeepsFloat32Bits measures on the hardware (one K step, C loaded).
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <bit>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -10,6 +14,36 @@
 
 namespace mlacheck::ref {
 namespace {
+
+// The model as its text says it, in double arithmetic term by term (ref/fp8_mma.cpp works on the
+// floats' bits in integers): every step exact in double, as the header argues.
+float reference(float c, const float* products, int64_t n, const Fp8MmaModel& m) {
+  double acc = c;
+  for (int64_t k0 = 0; k0 < n; k0 += m.group) {
+    const int64_t k1 = std::min(n, k0 + m.group);
+    int largest = INT32_MIN;
+    for (int64_t k = k0; k < k1; ++k)
+      if (products[k] != 0) largest = std::max(largest, std::ilogb(products[k]));
+    if (m.align_c && acc != 0) largest = std::max(largest, std::ilogb(acc));
+    const auto cut = [&](double x, double unit) {
+      const double q = x / unit;
+      return (m.toward_floor ? std::floor(q) : std::trunc(q)) * unit;
+    };
+    double sum = acc;
+    if (largest != INT32_MIN) {
+      const double unit = std::ldexp(1.0, largest - m.bits);
+      sum = 0;
+      for (int64_t k = k0; k < k1; ++k) sum += cut(products[k], unit);
+      sum += m.align_c ? cut(acc, unit) : acc;
+    }
+    if (sum != 0) {
+      const double unit = std::ldexp(1.0, std::ilogb(sum) - m.final_bits);
+      sum = (m.final_nearest ? std::nearbyint(sum / unit) : std::trunc(sum / unit)) * unit;
+    }
+    acc = sum;
+  }
+  return static_cast<float>(acc);
+}
 
 Fp8MmaModel with_bits(int bits, int final_bits) {
   Fp8MmaModel m = kSm90Fp8Mma;
@@ -98,6 +132,46 @@ TEST(RefFp8Mma, StepsOfThirtyTwoAndWideModelsAreFloat32) {
   spread[0] = 0x1p4f;
   EXPECT_EQ(fp8_mma_accumulate(0.0f, spread.data(), 32, kSm90Fp8Mma), 0x1p4f);
   EXPECT_EQ(fp8_mma_accumulate(0.0f, spread.data(), 32, with_bits(14, 23)), 0x1p4f + 31 * 0x1p-10f);
+}
+
+// Every model of the fit's search (docs/probes/fp8_accumulation_fit.py) on random fp8 x fp8
+// products (every exponent spread, zeros, subnormal codes) and a C of any size: the bit-level
+// implementation equals the double one bit for bit.
+TEST(RefFp8Mma, BitLevelSumsEqualTheModelInDouble) {
+  std::mt19937 rng(20261205u);
+  const auto e4m3 = [&](int spread) {  // a random e4m3fn value, exponent within `spread` of 2^0
+    const int e = 7 + static_cast<int>(rng() % static_cast<unsigned>(2 * spread + 1)) - spread;
+    const int m = static_cast<int>(rng() % 8);
+    const float v = e == 0 ? std::ldexp(static_cast<float>(m), -9) : std::ldexp(1.0f + m / 8.0f, e - 7);
+    return rng() % 8 == 0 ? 0.0f : (rng() % 2 ? -v : v);
+  };
+  int checked = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int spread = trial % 8;
+    std::vector<float> p(64);
+    for (float& x : p) x = e4m3(spread) * e4m3(spread);
+    const int c_exp = static_cast<int>(rng() % 60) - 30;
+    const float c = trial % 4 == 0 ? 0.0f
+                                   : std::ldexp(1.0f + static_cast<float>(rng() % (1u << 23)) / 0x1p23f, c_exp) *
+                                         (rng() % 2 ? -1.0f : 1.0f);
+    for (int bits : {12, 13, 14, 16, 24, 30})
+      for (int final_bits : {13, 23})
+        for (bool align : {true, false})
+          for (bool floor : {false, true})
+            for (bool nearest : {false, true})
+              for (int group : {32, 16, 8, 4}) {
+                const Fp8MmaModel m{.bits = bits, .final_bits = final_bits, .align_c = align,
+                                    .toward_floor = floor, .final_nearest = nearest, .group = group};
+                const float got = fp8_mma_accumulate(c, p.data(), 64, m);
+                const float want = reference(c, p.data(), 64, m);
+                ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want))
+                    << "trial " << trial << " bits " << bits << " final " << final_bits << " align " << align
+                    << " floor " << floor << " nearest " << nearest << " group " << group << ": " << got
+                    << " vs " << want;
+                ++checked;
+              }
+  }
+  EXPECT_EQ(checked, 400 * 6 * 2 * 2 * 2 * 2 * 4);
 }
 
 }  // namespace
