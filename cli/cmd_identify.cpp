@@ -206,10 +206,11 @@ std::vector<problem::Recipe> family_candidates(const JudgedGolden& g) {
           problem::set_recipe_field(r, "p", p);
           if (spelled.insert(problem::spell(r)).second) out.push_back(r);
           // fp8 x fp8 products may also be summed as an sm_90 tensor core sums them.
-          if (problem::fp8_products_qk(r) || problem::fp8_products_pv(r)) {
-            problem::set_recipe_field(r, "fp8-acc", "tc64");
-            if (spelled.insert(problem::spell(r)).second) out.push_back(r);
-          }
+          if (problem::fp8_products_qk(r) || problem::fp8_products_pv(r))
+            for (std::string_view acc : {"tc64", "tc"}) {
+              problem::set_recipe_field(r, "fp8-acc", acc);
+              if (spelled.insert(problem::spell(r)).second) out.push_back(r);
+            }
         }
   }
   return out;

@@ -106,7 +106,14 @@ std::string_view to_string(KvScale s) {
   return "?";
 }
 std::string_view to_string(PartialFormat f) { return f == PartialFormat::f32 ? "f32" : "bf16"; }
-std::string_view to_string(Fp8Accumulation a) { return a == Fp8Accumulation::f32 ? "f32" : "tc64"; }
+std::string_view to_string(Fp8Accumulation a) {
+  switch (a) {
+    case Fp8Accumulation::f32: return "f32";
+    case Fp8Accumulation::tc64: return "tc64";
+    case Fp8Accumulation::tc: return "tc";
+  }
+  return "?";
+}
 
 bool fp8_products_qk(const Recipe& r) {
   const bool fp8_q = r.q == QFormat::fp8_harness || r.q == QFormat::fp8_dynamic ||
@@ -132,9 +139,10 @@ constexpr std::array kFields{
     RecipeField{"kv-scale", "scores|fold-bf16|fold-f16",
                 "KV scale on scores and output, or folded into the dequantized elements"},
     RecipeField{"partial", "f32|bf16", "format of the split partial outputs before the merge"},
-    RecipeField{"fp8-acc", "f32|tc64",
-                "how fp8 x fp8 products are summed: float32, or an sm_90 tensor core's accumulation "
-                "(ref/fp8_mma.h, modelled) in runs of 64 added in float32"},
+    RecipeField{"fp8-acc", "f32|tc64|tc",
+                "how fp8 x fp8 products are summed: float32, or as an sm_90 tensor core sums them "
+                "(ref/fp8_mma.h, modelled) in runs of 64 added in float32 (tc64) or never promoted "
+                "(tc: Triton's default)"},
 };
 
 // The enum value whose to_string is `text`, over every value of a small enum.
@@ -153,7 +161,7 @@ constexpr std::array kP{PFormat::f32, PFormat::bf16, PFormat::f16, PFormat::fp8}
 constexpr std::array kBase{SoftmaxBase::e, SoftmaxBase::two};
 constexpr std::array kScale{KvScale::scores_output, KvScale::fold_bf16, KvScale::fold_f16};
 constexpr std::array kPartial{PartialFormat::f32, PartialFormat::bf16};
-constexpr std::array kFp8Acc{Fp8Accumulation::f32, Fp8Accumulation::tc64};
+constexpr std::array kFp8Acc{Fp8Accumulation::f32, Fp8Accumulation::tc64, Fp8Accumulation::tc};
 
 std::string preset_names() {
   std::string s;

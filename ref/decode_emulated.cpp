@@ -43,10 +43,11 @@ struct Context {
   float p_min_normal;           // the P format's smallest normal (sensitivity's underflow set)
   float p_half_subnormal_step;  // h: the largest RNE error below it
   float p_unit_roundoff;        // the largest relative RNE error of a normal P (0: f32 P)
-  // Products summed by ref/fp8_mma.h's model (Recipe::fp8_acc = tc64) instead of in float32:
+  // Products summed by ref/fp8_mma.h's model (Recipe::fp8_acc tc64 or tc) instead of in float32:
   // only where both operands are still fp8 codes (not made exact by drift's waterfall).
   bool qk_tensor_core = false, pv_tensor_core = false;
   std::span<const int> qk_order, pv_order;  // EmulationOptions::tc_qk_order / tc_pv_order
+  bool promoted = true;  // tc64: a fresh accumulator every 64 products; tc: never
 };
 
 // Where one query's optional outputs go (null when not asked for).
@@ -117,24 +118,28 @@ void round_p(problem::PFormat p, quant::Fp8Format f, float* x, int64_t n) {
 }
 
 // Sᵀ[j][h] of keys t0 .. t0+n-1 (request b) into ws.s, unscaled: Σ_d k[d]·q_h[d] in order of d.
-// Recipe::fp8_acc = tc64: a dot product of fp8 codes as the tensor core sums it, a fresh
-// accumulator per run of 64 products (the codes' products are exact in float32), the runs' sums
-// added in float32 in order. `product(i)` is the i-th of the n products; `order` (empty: in order)
-// is where the kernel puts a run's products (EmulationOptions::tc_qk_order), the positions of a
-// short last run past its end holding zeros (the kernel's masked keys).
+// Recipe::fp8_acc tc64 / tc: a dot product of fp8 codes as the tensor core sums it, starting from
+// C = c: tc64 (promoted) adds a fresh accumulator's sum per run of 64 products to c in float32; tc
+// carries one accumulator through every run (the codes' products are exact in float32).
+// `product(i)` is the i-th of the n products; `order` (empty: in order) is where the kernel puts a
+// run's products (EmulationOptions::tc_qk_order), the positions of a short last run past its end
+// holding zeros (the kernel's masked keys).
 template <class Product>
-float tensor_core_dot(int64_t n, Product product, std::span<const int> order, float* scratch) {
-  float sum = 0.0f;
+float tensor_core_dot(float c, int64_t n, Product product, std::span<const int> order, bool promoted,
+                      float* scratch) {
+  float sum = c;
   for (int64_t i0 = 0; i0 < n; i0 += problem::kTensorCoreRun) {
     const int64_t len = std::min<int64_t>(problem::kTensorCoreRun, n - i0);
+    int64_t width = len;
     if (order.empty()) {
       for (int64_t i = 0; i < len; ++i) scratch[i] = product(i0 + i);
-      sum += fp8_mma_accumulate(0.0f, scratch, len, kSm90Fp8Mma);
-      continue;
+    } else {
+      width = problem::kTensorCoreRun;
+      for (int p = 0; p < problem::kTensorCoreRun; ++p)
+        scratch[p] = order[static_cast<std::size_t>(p)] < len ? product(i0 + order[static_cast<std::size_t>(p)]) : 0.0f;
     }
-    for (int p = 0; p < problem::kTensorCoreRun; ++p)
-      scratch[p] = order[static_cast<std::size_t>(p)] < len ? product(i0 + order[static_cast<std::size_t>(p)]) : 0.0f;
-    sum += fp8_mma_accumulate(0.0f, scratch, problem::kTensorCoreRun, kSm90Fp8Mma);
+    sum = promoted ? sum + fp8_mma_accumulate(0.0f, scratch, width, kSm90Fp8Mma)
+                   : fp8_mma_accumulate(sum, scratch, width, kSm90Fp8Mma);
   }
   return sum;
 }
@@ -169,14 +174,15 @@ void scores(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
       const float* k = &ws.rows[j * kQkDim];
       for (int h = 0; h < kNumHeads; ++h)
         ws.s[(j0 + j) * kNumHeads + h] = tensor_core_dot(
-            kQkDim, [&](int64_t d) { return ws.qt[d * kNumHeads + h] * k[d]; }, c.qk_order, run);
+            0.0f, kQkDim, [&](int64_t d) { return ws.qt[d * kNumHeads + h] * k[d]; }, c.qk_order,
+            c.promoted, run);
     }
   }
 }
 
 // acc += P·V for keys t0 .. t0+n-1, Pᵀ = ws.s [n, 16] read as A(h, t) = s[t·16 + h]. With the
-// tensor core's sums (tc64) a run is 64 keys from the step's first, so a chunk of kKeyChunk keys
-// (a multiple of the run) holds whole runs.
+// tensor core's sums a run is 64 keys from the step's first, so a chunk of kKeyChunk keys (a
+// multiple of the run) holds whole runs; tc carries acc through them as the accumulator's C.
 static_assert(kKeyChunk % problem::kTensorCoreRun == 0);
 void accumulate_pv(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
   for (int64_t j0 = 0; j0 < n; j0 += kKeyChunk) {
@@ -191,8 +197,9 @@ void accumulate_pv(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace
     const float* p = ws.s.data() + j0 * kNumHeads;
     for (int h = 0; h < kNumHeads; ++h)
       for (int d = 0; d < kVDim; ++d)
-        ws.acc[h * kVDim + d] += tensor_core_dot(
-            nc, [&](int64_t t) { return p[t * kNumHeads + h] * ws.rows[t * kVDim + d]; }, c.pv_order, run);
+        ws.acc[h * kVDim + d] = tensor_core_dot(
+            ws.acc[h * kVDim + d], nc, [&](int64_t t) { return p[t * kNumHeads + h] * ws.rows[t * kVDim + d]; },
+            c.pv_order, c.promoted, run);
   }
 }
 
@@ -648,12 +655,13 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
   if (options.exact_q) q_recipe.q = problem::QFormat::bf16;
   const EmulatedQ q = quantize_q(q_bf16, q_recipe);
   const float p_min_normal = p_smallest_normal(recipe);
-  const bool tensor_core = recipe.fp8_acc == problem::Fp8Accumulation::tc64;
+  const bool tensor_core = recipe.fp8_acc != problem::Fp8Accumulation::f32;
   const Context c{batch, recipe, q, kv, emulated_scales(q_recipe, q, kv), kernels(), schedule,
                   splits, options, p_min_normal, p_half_subnormal_step(recipe), p_unit_roundoff(recipe),
                   tensor_core && problem::fp8_products_qk(q_recipe) && kv.k_scaled(),
                   tensor_core && problem::fp8_products_pv(recipe) && kv.v_scaled(),
-                  options.tc_qk_order, options.tc_pv_order};
+                  options.tc_qk_order, options.tc_pv_order,
+                  recipe.fp8_acc == problem::Fp8Accumulation::tc64};
   const int64_t most_splits = splits.max_ranges();
 
   const auto T = static_cast<std::size_t>(batch.total_q());

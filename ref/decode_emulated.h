@@ -72,7 +72,7 @@ struct EmulationOptions {
   //   if their scores were -inf); a split whose keys are all masked contributes nothing.
   bool fault_skip_rope = false;
   std::function<std::pair<int64_t, int64_t>(int64_t request, int64_t kv_len)> fault_masked_keys;
-  // Recipe::fp8_acc = tc64: the order in which a kernel feeds the products of a run of 64 to the
+  // Recipe::fp8_acc tc64 / tc: the order in which a kernel feeds the products of a run of 64 to the
   // tensor core (Q·Kᵀ: a 64-dim box; P·V: 64 keys from a softmax step's first). Position p of the
   // run (K step p / 32) holds the product of the run's dim / key order[p]. The model aligns a K
   // step's terms together, so which dims share a step changes the sums: a kernel whose operand

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # What compare says of a8w8 kernels whose fp8 products accumulate as examples/fp8_tensorcore.py
 # models sm_90's tensor core (examples/numpy_decode_fp8_tc.py), over accumulation widths, promotion
-# intervals and data profiles, judged as a8w8 and as a8w8:fp8-acc=tc64: the table of docs/PERF.md "fp8 tensor-core accumulation through the
-# gate". CPU only, a few minutes on 2 cores.
+# intervals and data profiles, judged as a8w8, a8w8:fp8-acc=tc64 and a8w8:fp8-acc=tc: the table of docs/PERF.md "fp8 tensor-core accumulation through the
+# gate". CPU only, about 15 minutes on 2 cores.
 #   scripts/fp8-tensorcore-sweep.sh MLACHECK WORKDIR        (PY: Python with numpy, ml_dtypes, safetensors)
-# One line per golden x variant x recipe (fp8 sums in float32, or fp8-acc=tc64: the model's) x bound
+# One line per golden x variant x recipe (fp8 sums in float32, or the model's: fp8-acc=tc64, tc) x bound
 # (schedule declared or not): verdict, worst kernel-bound ratio (error / tolerance of the
 # worst element), elements within, the LSE's worst / allowed and, with no schedule, the envelope's
 # distance / allowed.
@@ -62,7 +62,7 @@ for g in small_harness small_peaked_q4 small_ragged_paged small_boundary harness
     out="$work/$g.$tag.safetensors"
     # shellcheck disable=SC2086  # the variant's options are words
     [[ -f "$out" ]] || "$py" "$root/examples/numpy_decode_fp8_tc.py" "$work/$g.safetensors" "$out" ${v#*|}
-    for recipe in a8w8 a8w8:fp8-acc=tc64; do
+    for recipe in a8w8 a8w8:fp8-acc=tc64 a8w8:fp8-acc=tc; do
       for how in declared free; do
         sched=(); [[ $how == declared ]] && sched=(--schedule splits=4,tile=64)
         "$bin" compare "$work/$g.safetensors" "$out" --recipe "$recipe" "${sched[@]}" \

@@ -9,13 +9,13 @@ the model. Checked here:
 - no false alarm: the kernel with a fresh accumulator every 64 products (branch e4m3-merge's
   design) at 13 bits with an FP22 accumulator (ref/fp8_mma.h's kSm90Fp8Mma) passes compare as
   a8w8:fp8-acc=tc64 (whose emulation sums as that model does) on every committed golden, with its
-  schedule declared or not; as plain a8w8 (float32 sums) it passes with no schedule everywhere and
-  with its schedule declared except on small_peaked_q4; the float32 control passes as a8w8;
-- power: declared as tc64, the float32 control fails on small_peaked_q4 (its scores are not the
-  model's); keeping 6 bits fails every way on the three other goldens, keeping 8 with the schedule
-  declared.
-What the gate does not accept (sums never promoted, Triton's default on sm_90, on peaked data)
-is measured in docs/PERF.md, not pinned here.
+  schedule declared or not, and the kernel that never promotes (Triton's default on sm_90) passes
+  as a8w8:fp8-acc=tc; as plain a8w8 (float32 sums) the promoted one passes with no schedule
+  everywhere and with its schedule declared except on small_peaked_q4; the float32 control passes
+  as a8w8;
+- power: on small_peaked_q4 the float32 control fails as tc64 and as tc (its scores are not the
+  model's), the never-promoted kernel as a8w8 (its scores are not float32); keeping 6 bits fails
+  every way on the three other goldens, keeping 8 with the schedule declared.
 
 usage: check_fp8_tensorcore_gate.py MLACHECK WORKDIR
 """
@@ -97,17 +97,21 @@ def main():
     model_cases()
     goldens = ROOT / "data" / "golden"
     not_peaked = ["small_harness", "small_ragged_paged", "small_boundary"]
-    f32, tc64 = "a8w8", "a8w8:fp8-acc=tc64"
+    f32, tc64, tc = "a8w8", "a8w8:fp8-acc=tc64", "a8w8:fp8-acc=tc"
     for name in not_peaked + ["small_peaked_q4"]:
         golden = goldens / f"{name}.safetensors"
         peaked = name == "small_peaked_q4"
         # (kernel, its options, {(recipe, schedule declared): accepted?}); None: not judged here.
         variants = [
             ("float32", ["--float32"],
-             {(f32, True): True, (f32, False): True, (tc64, True): False if peaked else None}),
+             {(f32, True): True, (f32, False): True, (tc64, True): False if peaked else None,
+              (tc, True): False if peaked else None}),
             ("13 bits every 64", ["--bits", "13", "--final-bits", "13"],
              {(f32, True): None if peaked else True, (f32, False): True, (tc64, True): True,
               (tc64, False): True}),
+            ("13 bits never promoted", ["--run", "0", "--bits", "13", "--final-bits", "13"],
+             {(tc, True): True, (tc, False): True, (f32, True): False if peaked else None,
+              (f32, False): False if peaked else None}),
         ]
         if not peaked:
             variants += [

@@ -84,7 +84,7 @@ TEST(ComposedRecipe, BadSpellingsNameWhatIsWrong) {
   EXPECT_NE(message("a16w16:fp8-acc=tc64").find("needs fp8 x fp8 products"), std::string::npos);
   EXPECT_NE(message("a8w8:kv-scale=fold-bf16,p=bf16,fp8-acc=tc64").find("needs fp8 x fp8"),
             std::string::npos);
-  EXPECT_NE(message("a8w8:fp8-acc=tc").find("f32|tc64"), std::string::npos);
+  EXPECT_NE(message("a8w8:fp8-acc=tc32").find("f32|tc64|tc"), std::string::npos);
 }
 
 TEST(ComposedRecipe, Fp8AccumulationFieldSpellsBackAndNamesItsProducts) {
@@ -335,37 +335,52 @@ TEST(ComposedRecipe, FoldedScaleGivesTheRoundedDequantizedRow) {
   }
 }
 
-// fp8-acc=tc64: with one key per request the LSE is the score itself, so it shows Q·Kᵀ as the
-// emulation sums it: the codes' products in runs of 64 dims through ref/fp8_mma.h's model, the runs'
-// sums added in float32 in order, times the recipe's score scale. On peaked data (large products)
-// the model's cut moves some scores away from the float32 sums.
-TEST(ComposedRecipe, TensorCoreAccumulationSumsQkInRunsOfSixtyFour) {
+// fp8-acc=tc64 / tc: with one key per request the LSE is the score itself, so it shows Q·Kᵀ as the
+// emulation sums it: the codes' products through ref/fp8_mma.h's model, in runs of 64 dims whose
+// sums are added in float32 in order (tc64) or all 576 in one accumulator (tc), times the recipe's
+// score scale. On peaked data (large products) the model's cut moves some scores away from the
+// float32 sums, and the two ways apart.
+TEST(ComposedRecipe, TensorCoreAccumulationSumsQkInRunsOrWhole) {
   Case c(test::small_case(3, 1, 17, Profile::peaked));
   const problem::Recipe f32 = parse_recipe("a8w8");
-  const problem::Recipe tc = parse_recipe("a8w8:fp8-acc=tc64");
-  const problem::KvCache cache = c.cache(tc);
-  const EmulatedResult e = decode_emulated(c.in.batch, c.in.q, cache, tc, Schedule::single());
+  const problem::KvCache cache = c.cache(f32);
   const EmulatedResult plain = decode_emulated(c.in.batch, c.in.q, cache, f32, Schedule::single());
-  const EmulatedQ q = quantize_q(c.in.q, tc);
-  const KvDecoder kv(cache, tc);
-  const float scale = emulated_scales(tc, q, kv).score;
-  int moved = 0;
-  for (int64_t b = 0; b < 3; ++b) {
-    float k[problem::kQkDim];
-    kv.row(b, k);
-    for (int h = 0; h < H; ++h) {
-      float sum = 0.0f;
-      for (int d0 = 0; d0 < problem::kQkDim; d0 += problem::kTensorCoreRun) {
-        float products[problem::kTensorCoreRun];
-        for (int d = 0; d < problem::kTensorCoreRun; ++d)
-          products[d] = q.values[static_cast<std::size_t>((b * H + h) * problem::kQkDim + d0 + d)] * k[d0 + d];
-        sum += fp8_mma_accumulate(0.0f, products, problem::kTensorCoreRun, kSm90Fp8Mma);
+  std::vector<float> lse_of_tc64;
+  for (const char* spelling : {"a8w8:fp8-acc=tc64", "a8w8:fp8-acc=tc"}) {
+    SCOPED_TRACE(spelling);
+    const problem::Recipe tc = parse_recipe(spelling);
+    const bool promoted = tc.fp8_acc == problem::Fp8Accumulation::tc64;
+    const EmulatedResult e = decode_emulated(c.in.batch, c.in.q, cache, tc, Schedule::single());
+    const EmulatedQ q = quantize_q(c.in.q, tc);
+    const KvDecoder kv(cache, tc);
+    const float scale = emulated_scales(tc, q, kv).score;
+    int moved = 0, apart = 0;
+    for (int64_t b = 0; b < 3; ++b) {
+      float k[problem::kQkDim];
+      kv.row(b, k);
+      for (int h = 0; h < H; ++h) {
+        float products[problem::kQkDim];
+        for (int d = 0; d < problem::kQkDim; ++d)
+          products[d] = q.values[static_cast<std::size_t>((b * H + h) * problem::kQkDim + d)] * k[d];
+        float sum = 0.0f;
+        if (promoted) {
+          for (int d0 = 0; d0 < problem::kQkDim; d0 += problem::kTensorCoreRun)
+            sum += fp8_mma_accumulate(0.0f, products + d0, problem::kTensorCoreRun, kSm90Fp8Mma);
+        } else {
+          sum = fp8_mma_accumulate(0.0f, products, problem::kQkDim, kSm90Fp8Mma);
+        }
+        const std::size_t i = static_cast<std::size_t>(b * H + h);
+        ASSERT_EQ(e.lse[i], sum * scale) << b << " " << h;
+        moved += e.lse[i] != plain.lse[i];
+        if (promoted) lse_of_tc64.push_back(e.lse[i]);
+        else apart += e.lse[i] != lse_of_tc64[i];
       }
-      ASSERT_EQ(e.lse[b * H + h], sum * scale) << b << " " << h;
-      moved += e.lse[b * H + h] != plain.lse[b * H + h];
+    }
+    EXPECT_GT(moved, 0) << "no score moved: the model is not in effect";
+    if (!promoted) {
+      EXPECT_GT(apart, 0) << "tc and tc64 gave the same scores";
     }
   }
-  EXPECT_GT(moved, 0) << "no score moved: the model is not in effect";
 }
 
 // EmulationOptions::tc_qk_order: K step s of each 64-dim run takes the dims the order puts at
