@@ -65,10 +65,16 @@ for g in small_harness small_peaked_q4 small_ragged_paged small_boundary harness
     for recipe in a8w8 a8w8:fp8-acc=tc64 a8w8:fp8-acc=tc; do
       for how in declared free; do
         sched=(); [[ $how == declared ]] && sched=(--schedule splits=4,tile=64)
+        rm -f "$work/report.json"
+        rc=0
         "$bin" compare "$work/$g.safetensors" "$out" --recipe "$recipe" "${sched[@]}" \
-          --json "$work/report.json" >/dev/null 2>&1 || true
-        printf '%-18s %-24s %-18s %-8s %s\n' "$g" "$tag" "$recipe" "$how" \
-          "$("$py" -c "$summary" "$work/report.json")"
+          --json "$work/report.json" >"$work/compare.log" 2>&1 || rc=$?
+        if (( rc > 1 )) || [[ ! -f "$work/report.json" ]]; then  # not a verdict: say so, never a stale line
+          line="error: compare exit $rc: $(tail -1 "$work/compare.log")"
+        else
+          line=$("$py" -c "$summary" "$work/report.json")
+        fi
+        printf '%-18s %-24s %-18s %-8s %s\n' "$g" "$tag" "$recipe" "$how" "$line"
       done
     done
   done
