@@ -19,7 +19,6 @@ the model. Checked here:
 
 usage: check_fp8_tensorcore_gate.py MLACHECK WORKDIR
 """
-import subprocess
 import sys
 from pathlib import Path
 
@@ -28,20 +27,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
 import fp8_tensorcore as tc  # noqa: E402
+from cli_checks import Checks, run  # noqa: E402  (next to this file)
 
-failures = 0
 SCHEDULE = ["--schedule", "splits=4,tile=64"]  # numpy_decode_fp8_tc.py's defaults
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures += 1
-
-
-def run(*args):
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True)
+check = Checks()
 
 
 def model_cases():
@@ -129,8 +118,8 @@ def main():
                 how = "declared" if declared else "schedule-free"
                 check(r.returncode == (0 if want else 1),
                       f"{name}, {tag}, {recipe} {how}: {'accepted' if want else 'rejected'} (exit {r.returncode})")
-    if failures:
-        raise SystemExit(f"{failures} check(s) failed")
+    if check.failures:
+        raise SystemExit(f"{check.failures} check(s) failed")
     print("all checks passed")
 
 
