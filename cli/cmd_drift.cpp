@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,9 @@ struct DriftOptions {
   // A planted fault the captured run carries (gpu/mutants.h; a -DMLACHECK_MUTANTS=ON build only):
   // how the device check shows that drift names the stage a GPU bug is in.
   std::optional<std::string> mutant;
+  // --strategy mode: the order its kernel feeds fp8 products to the tensor core (fp8-acc tc64 / tc;
+  // gpu::Strategy), for every emulation of the judged run. Empty: in order.
+  std::span<const int> tc_qk_order, tc_pv_order;
 };
 
 [[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
@@ -77,7 +81,7 @@ struct DriftOptions {
 // (a) The recipe with one rounding made exact at a time.
 check::Waterfall waterfall(const JudgedGolden& g, const problem::Recipe& recipe,
                            const Schedule& schedule, const ref::EmulatedResult& base,
-                           const std::vector<float>& output) {
+                           const std::vector<float>& output, const ref::EmulationOptions& orders) {
   check::Waterfall w;
   const std::vector<float> base_out = widen_bf16(base.out);
   w.recipe_error = check::rel_fro(base_out, g.exact);
@@ -90,12 +94,12 @@ check::Waterfall waterfall(const JudgedGolden& g, const problem::Recipe& recipe,
   };
   using problem::KvFormat;
   if (recipe.q != problem::QFormat::bf16) {
-    ref::EmulationOptions o;
+    ref::EmulationOptions o = orders;
     o.exact_q = true;
     stage("Q quantization", recipe, o);
   }
   if (recipe.kv != KvFormat::bf16) {
-    ref::EmulationOptions o;
+    ref::EmulationOptions o = orders;
     o.exact_k = true;
     stage("K quantization", recipe, o);
     o.exact_k = false;
@@ -105,7 +109,12 @@ check::Waterfall waterfall(const JudgedGolden& g, const problem::Recipe& recipe,
   if (recipe.p != problem::PFormat::f32) {
     problem::Recipe r = recipe;
     r.p = problem::PFormat::f32;
-    stage("P rounding", r, {});
+    stage("P rounding", r, orders);
+  }
+  if (recipe.fp8_acc != problem::Fp8Accumulation::f32) {
+    problem::Recipe r = recipe;
+    r.fp8_acc = problem::Fp8Accumulation::f32;
+    stage("fp8 tensor-core sums", r, {});
   }
   if (recipe.partial == problem::PartialFormat::bf16 && schedule.split_k()) {
     problem::Recipe r = recipe;
@@ -390,6 +399,8 @@ int run_strategy_drift(const DriftOptions& o) {
   judged.output = captured.output.string();
   judged.recipe = captured.recipe;
   judged.schedule = captured.schedule;
+  judged.tc_qk_order = matches.front()->tc_qk_order;
+  judged.tc_pv_order = matches.front()->tc_pv_order;
   const int code = run_drift(judged);
   if (code != kExitOk)
     fmt::print("repro: mlacheck drift --case {} --case-list {} --strategy {}\n", shell_quote(spec.name),
@@ -433,14 +444,17 @@ int run_drift(const DriftOptions& o) {
   }
   schedule.check_fits(g.inputs.batch.kv_indptr());
 
-  ref::EmulationOptions eo;
+  ref::EmulationOptions orders;
+  orders.tc_qk_order = o.tc_qk_order;
+  orders.tc_pv_order = o.tc_pv_order;
+  ref::EmulationOptions eo = orders;
   eo.keep_f32_output = true;
   eo.capture_partials = true;
   eo.p_flips = true;
   eo.flip_noise = check::flip_noise(g.data, g.layout);
   ProgressPrinter progress(fmt::format("drift: emulate {} ({})", problem::spell(recipe), to_string(schedule)));
   const ref::EmulatedResult base = g.emulate(recipe, schedule, eo, &progress);
-  const check::Waterfall w = waterfall(g, recipe, schedule, base, output);
+  const check::Waterfall w = waterfall(g, recipe, schedule, base, output, orders);
 
   std::vector<check::StageCheck> stages;
   stages.push_back(q_stage(g, recipe, f));
