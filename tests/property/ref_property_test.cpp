@@ -78,6 +78,15 @@ std::vector<std::string> recipe_names() {
   return out;
 }
 problem::Recipe recipe(const std::string& name) { return *problem::find_recipe(name); }
+// The preset, its fp8 x fp8 products (where it has them) summed in float32 or as the tensor core's
+// model does (fp8-acc tc64 / tc): a kernel of any schedule summing that way must pass too.
+problem::Recipe recipe_with_sums(const std::string& name) {
+  problem::Recipe r = recipe(name);
+  if (problem::fp8_products_qk(r) || problem::fp8_products_pv(r))
+    r.fp8_acc = *rc::gen::element(problem::Fp8Accumulation::f32, problem::Fp8Accumulation::tc64,
+                                  problem::Fp8Accumulation::tc);
+  return r;
+}
 
 void require(const ::testing::AssertionResult& same, const std::string& what) {
   if (!same) RC_FAIL(what + ": " + same.message());
@@ -139,6 +148,11 @@ void require_lse_across_schedules(std::span<const float> got, std::span<const fl
 // (check/tolerance.h schedule_free_bound: any split plan and softmax step against the single-pass
 // emulation, the bound the gate uses when a kernel's schedule is not known), and the LSE within
 // require_lse_across_schedules. The fixed-case version is RefEmulated.SplitCountsStayWithinTheDerivedBound.
+// Float32 sums only: with fp8-acc=tc64 this property found a split-K emulation beyond the bound
+// (`RC_PARAMS="max_success=1000" MLACHECK_PROPERTY_WORK=40000`, seed 14994699896568673729: 3 splits
+// vs one pass under a8w8:fp8-acc=tc64, after 993 draws and 167 shrinks): P·V's runs of 64 start at
+// each split's first key, so another split plan regroups the model's truncations, which
+// schedule_free_bound does not count yet (docs/PERF.md, "fp8 tensor-core accumulation").
 RC_GTEST_PROP(RefProperty, SplitKAgreesWithOnePassWithinTheKernelBound, ()) {
   const OneThread one_thread;
   const Case c = *cases(options());
@@ -160,7 +174,8 @@ RC_GTEST_PROP(RefProperty, SplitKAgreesWithOnePassWithinTheKernelBound, ()) {
       {one.pv_spread, one.pv_abs, one.p_underflow, one.p_underflow_abs, one.pv_spread_all,
        one.pv_abs_all, one.score_range, one_out});
   const check::Metrics m = check::measure(split_out, one_out, layout, &bound, 3);
-  if (!m.pass()) RC_FAIL(check::format_metrics(m, std::to_string(splits) + " splits vs one pass"));
+  if (!m.pass())
+    RC_FAIL(check::format_metrics(m, std::to_string(splits) + " splits vs one pass under " + problem::spell(r)));
   require_lse_across_schedules(split.lse, one.lse, layout);
 }
 
@@ -186,7 +201,7 @@ rc::Gen<std::string> schedule_spellings() {
 RC_GTEST_PROP(RefProperty, AnyScheduleStaysWithinTheScheduleFreeEnvelope, ()) {
   const OneThread one_thread;
   const Case c = *cases(options());
-  const problem::Recipe r = recipe(pick(recipe_names()));
+  const problem::Recipe r = recipe_with_sums(pick(recipe_names()));
   const std::string spelling = *schedule_spellings();
   const ref::Inputs in = ref::generate(c.spec);
   // split-len ranges must fit the merge's split count: lengthen K where a request is too long.
@@ -203,7 +218,7 @@ RC_GTEST_PROP(RefProperty, AnyScheduleStaysWithinTheScheduleFreeEnvelope, ()) {
   const check::EnvelopeReport e = check::check_envelope(
       cli::widen_bf16(other.out), cli::widen_bf16(f.emulation.out), layout, f.envelope);
   if (!e.pass())
-    RC_FAIL(problem::to_string(schedule) + " under " + std::string(r.name) + ": " +
+    RC_FAIL(problem::to_string(schedule) + " under " + problem::spell(r) + ": " +
             std::to_string(e.output_distance) + " from the single pass, allowed " +
             std::to_string(e.allowed()) + " (farthest control " + e.farthest_schedule + " " +
             std::to_string(e.farthest_control) + ", floor " + std::to_string(e.floor) + ")");
