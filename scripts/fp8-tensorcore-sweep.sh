@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What compare says of a8w8 kernels whose fp8 products accumulate as examples/fp8_tensorcore.py
 # models sm_90's tensor core (examples/numpy_decode_fp8_tc.py), over accumulation widths, promotion
-# intervals and data profiles, judged as a8w8, a8w8:fp8-acc=tc64 and a8w8:fp8-acc=tc: the table of docs/PERF.md "fp8 tensor-core accumulation through the
-# gate". CPU only, about 15 minutes on 2 cores.
+# intervals and data profiles, judged as a8w8, a8w8:fp8-acc=tc64 and a8w8:fp8-acc=tc: the table of
+# docs/PERF.md "fp8 tensor-core accumulation through the gate". CPU only, about 10 minutes on 2
+# cores (9 min 16 s measured).
 #   scripts/fp8-tensorcore-sweep.sh MLACHECK WORKDIR        (PY: Python with numpy, ml_dtypes, safetensors)
 # One line per golden x variant x recipe (fp8 sums in float32, or the model's: fp8-acc=tc64, tc) x bound
 # (schedule declared or not): verdict, worst kernel-bound ratio (error / tolerance of the
