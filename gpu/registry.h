@@ -61,7 +61,7 @@ struct Strategy {
   const Family* family = nullptr;  // the kernel family that runs it (gpu/family.h); never null
   Tunables tunables;
   std::string why;  // why these tunables (the measurement or rule that chose them)
-  // recipe.fp8_acc = tc64: the order in which the kernel feeds a run of 64 products to the tensor
+  // recipe.fp8_acc tc64 / tc: the order in which the kernel feeds a run of 64 products to the tensor
   // core, for the emulation (ref/decode_emulated.h EmulationOptions::tc_qk_order / tc_pv_order);
   // empty: in order.
   std::span<const int> tc_qk_order, tc_pv_order;

@@ -116,9 +116,7 @@ std::string_view to_string(Fp8Accumulation a) {
 }
 
 bool fp8_products_qk(const Recipe& r) {
-  const bool fp8_q = r.q == QFormat::fp8_harness || r.q == QFormat::fp8_dynamic ||
-                     r.q == QFormat::fp8_static || r.q == QFormat::fp8_cast;
-  return fp8_q && r.kv == KvFormat::fp8 && r.kv_scale == KvScale::scores_output;
+  return is_fp8(r.q) && r.kv == KvFormat::fp8 && r.kv_scale == KvScale::scores_output;
 }
 bool fp8_products_pv(const Recipe& r) {
   return r.p == PFormat::fp8 && r.kv == KvFormat::fp8 && r.kv_scale == KvScale::scores_output;

@@ -105,6 +105,11 @@ std::string spell(const Recipe& recipe);
 // (num_splits, softmax_tile) and the name are not numerics.
 bool same_numerics(const Recipe& a, const Recipe& b);
 
+// Whether Q enters Q·Kᵀ as fp8 codes (any of the per-tensor fp8 quantizations).
+constexpr bool is_fp8(QFormat q) {
+  return q == QFormat::fp8_harness || q == QFormat::fp8_dynamic || q == QFormat::fp8_static ||
+         q == QFormat::fp8_cast;
+}
 // Whether Q·Kᵀ / P·V multiply fp8 codes by fp8 codes (the products Fp8Accumulation is about).
 bool fp8_products_qk(const Recipe&);
 bool fp8_products_pv(const Recipe&);

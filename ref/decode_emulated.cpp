@@ -117,7 +117,6 @@ void round_p(problem::PFormat p, quant::Fp8Format f, float* x, int64_t n) {
   }
 }
 
-// Sᵀ[j][h] of keys t0 .. t0+n-1 (request b) into ws.s, unscaled: Σ_d k[d]·q_h[d] in order of d.
 // Recipe::fp8_acc tc64 / tc: a dot product of fp8 codes as the tensor core sums it, starting from
 // C = c: tc64 (promoted) adds a fresh accumulator's sum per run of 64 products to c in float32; tc
 // carries one accumulator through every run (the codes' products are exact in float32).
@@ -159,6 +158,8 @@ void check_tc_order(std::span<const int> order, const char* which) {
                                             which, order.size(), problem::kTensorCoreRun - 1));
 }
 
+// Sᵀ[j][h] of keys t0 .. t0+n-1 (request b) into ws.s, unscaled: Σ_d k[d]·q_h[d] in order of d
+// (by the tensor core's model for fp8-acc tc64 / tc).
 void scores(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
   ws.s.assign(static_cast<std::size_t>(n) * kNumHeads, 0.0f);
   for (int64_t j0 = 0; j0 < n; j0 += kKeyChunk) {

@@ -38,8 +38,7 @@ constexpr bool reads_q(problem::PFormat p, problem::QFormat q) {
     case problem::PFormat::f16:
       return q == problem::QFormat::mxfp4_dynamic;
     case problem::PFormat::fp8:
-      return q == problem::QFormat::fp8_harness || q == problem::QFormat::fp8_dynamic ||
-             q == problem::QFormat::fp8_static || q == problem::QFormat::fp8_cast;
+      return problem::is_fp8(q);
     default:
       return false;
   }
