@@ -2,6 +2,7 @@
 """An a8w8 decode kernel whose fp8 x fp8 products accumulate as an sm_90 tensor core's may (NumPy, CPU).
 
     python examples/numpy_decode_fp8_tc.py GOLDEN OUTPUT [--run 64|0] [--bits 13] [--final-bits 13]
+        [--own-exponents] [--float32]
 
 Recipe a8w8 (the harness's: Q quantized per tensor to e4m3fn as NUMERICS §4 says, the golden's e4m3fn
 cache with its scale on the scores and the output, P = e4m3fn(exp(s - running max)), base e, the row
@@ -63,14 +64,16 @@ def quantize_fp8(x):
     return y.astype(E4M3).astype(F32), scale
 
 
-def promoted(products):
-    """Sum of products [N, K] through the tensor core, promoted to float32 every RUN products."""
-    n, k = products.shape
+def promoted(a, b):
+    """Sum of the products of factors a, b [N, K] through the tensor core, promoted to float32
+    every RUN products."""
+    n, k = a.shape
     if RUN == 0:
-        return tc.accumulate(np.zeros(n, F32), products, MODEL)
+        return tc.accumulate(np.zeros(n, F32), a, b, MODEL)
     total = np.zeros(n, F32)
     for k0 in range(0, k, RUN):
-        total = (total + tc.accumulate(np.zeros(n, F32), products[:, k0:k0 + RUN], MODEL)).astype(F32)
+        run = slice(k0, k0 + RUN)
+        total = (total + tc.accumulate(np.zeros(n, F32), a[:, run], b[:, run], MODEL)).astype(F32)
     return total
 
 
@@ -89,7 +92,9 @@ def split_partials(q, k, n_req, n_visible, score_scale, kv_scale):
         for t0 in range(lo, hi, TILE):
             kt = k[t0:min(t0 + TILE, hi)]
             n = kt.shape[0]
-            dots = promoted((q[:, None, :] * kt[None, :, :]).reshape(-1, nd.QK_DIM))
+            shape = (nd.HEADS, n, nd.QK_DIM)
+            dots = promoted(np.broadcast_to(q[:, None, :], shape).reshape(-1, nd.QK_DIM),
+                            np.broadcast_to(kt[None, :, :], shape).reshape(-1, nd.QK_DIM))
             x = (dots.reshape(nd.HEADS, n) * score_scale).astype(F32)
             m_new = np.maximum(m, x.max(axis=1))
             alpha = np.exp(m - m_new).astype(F32)
@@ -98,13 +103,15 @@ def split_partials(q, k, n_req, n_visible, score_scale, kv_scale):
             acc = (acc * alpha[:, None]).astype(F32)
             # P·V's K runs over the tile's keys, padded with zero products to whole K steps.
             width = -(-n // tc.K_STEP) * tc.K_STEP
-            pv = np.zeros((nd.HEADS, nd.V_DIM, width))
-            pv[:, :, :n] = p.astype(E4M3).astype(np.float64)[:, None, :] * kt[:, :nd.V_DIM].T[None]
-            pv = pv.reshape(-1, width)
+            pa = np.zeros((nd.HEADS, nd.V_DIM, width))
+            vb = np.zeros((nd.HEADS, nd.V_DIM, width))
+            pa[:, :, :n] = p.astype(E4M3).astype(np.float64)[:, None, :]
+            vb[:, :, :n] = kt[:, :nd.V_DIM].T[None]
+            pa, vb = pa.reshape(-1, width), vb.reshape(-1, width)
             if RUN == 0:  # the float32 accumulator is the instruction's C
-                acc = tc.accumulate(acc.reshape(-1), pv, MODEL).reshape(nd.HEADS, nd.V_DIM)
+                acc = tc.accumulate(acc.reshape(-1), pa, vb, MODEL).reshape(nd.HEADS, nd.V_DIM)
             else:
-                acc = (acc + promoted(pv).reshape(nd.HEADS, nd.V_DIM)).astype(F32)
+                acc = (acc + promoted(pa, vb).reshape(nd.HEADS, nd.V_DIM)).astype(F32)
             m = m_new
         p_out[s] = (acc / l[:, None] * kv_scale).astype(F32)
         p_lse[s] = m + np.log(l)
@@ -147,13 +154,16 @@ def main():
     ap.add_argument("--final-bits", type=int, default=MODEL.final_bits)
     ap.add_argument("--toward", choices=["zero", "floor"], default=MODEL.toward)
     ap.add_argument("--no-align-c", action="store_true")
+    ap.add_argument("--own-exponents", action="store_true",
+                    help="align a product at its own exponent, not its factors' (the model the probe ruled out)")
     ap.add_argument("--float32", action="store_true", help="float32 accumulation (the control)")
     a = ap.parse_args()
     if a.run and a.tile % a.run:
         raise SystemExit("--tile must be a multiple of --run")
     SPLITS, TILE, RUN = a.splits, a.tile, a.run
     MODEL = tc.Accumulation(bits=None if a.float32 else a.bits, final_bits=a.final_bits,
-                            align_c=not a.no_align_c, toward=a.toward)
+                            align_c=not a.no_align_c, toward=a.toward,
+                            align_by_factors=not a.own_exponents)
     save_file(decode(a.golden), a.output)
 
 

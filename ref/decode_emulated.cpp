@@ -11,6 +11,7 @@
 #include "problem/split_plan.h"
 #include "quant/bf16.h"
 #include "quant/formats.h"
+#include "quant/names.h"
 #include "ref/decode_common.h"
 #include "ref/detmath.h"
 #include "ref/emulated_inputs.h"
@@ -119,26 +120,33 @@ void round_p(problem::PFormat p, quant::Fp8Format f, float* x, int64_t n) {
 
 // Recipe::fp8_acc tc64 / tc: a dot product of fp8 codes as the tensor core sums it, starting from
 // C = c: tc64 (promoted) adds a fresh accumulator's sum per run of 64 products to c in float32; tc
-// carries one accumulator through every run (the codes' products are exact in float32).
-// `product(i)` is the i-th of the n products; `order` (empty: in order) is where the kernel puts a
-// run's products (EmulationOptions::tc_qk_order), the positions of a short last run past its end
-// holding zeros (the kernel's masked keys).
-template <class Product>
-float tensor_core_dot(float c, int64_t n, Product product, std::span<const int> order, bool promoted,
-                      float* scratch) {
+// carries one accumulator through every run. `factors(i, x, y)` sets the i-th of the n products'
+// factors (the model aligns a product by their exponents); `order` (empty: in order) is where the
+// kernel puts a run's products (EmulationOptions::tc_qk_order), the positions of a short last run
+// past its end holding zeros (the kernel's masked keys). x and y: scratch of kTensorCoreRun each.
+template <class Factors>
+float tensor_core_dot(float c, int64_t n, Factors factors, std::span<const int> order, bool promoted,
+                      float* x, float* y) {
   float sum = c;
   for (int64_t i0 = 0; i0 < n; i0 += problem::kTensorCoreRun) {
     const int64_t len = std::min<int64_t>(problem::kTensorCoreRun, n - i0);
     int64_t width = len;
     if (order.empty()) {
-      for (int64_t i = 0; i < len; ++i) scratch[i] = product(i0 + i);
+      for (int64_t i = 0; i < len; ++i) factors(i0 + i, x[i], y[i]);
     } else {
       width = problem::kTensorCoreRun;
-      for (int p = 0; p < problem::kTensorCoreRun; ++p)
-        scratch[p] = order[static_cast<std::size_t>(p)] < len ? product(i0 + order[static_cast<std::size_t>(p)]) : 0.0f;
+      for (int p = 0; p < problem::kTensorCoreRun; ++p) {
+        const int at = order[static_cast<std::size_t>(p)];
+        if (at < len) {
+          factors(i0 + at, x[p], y[p]);
+        } else {
+          x[p] = 0.0f;
+          y[p] = 0.0f;
+        }
+      }
     }
-    sum = promoted ? sum + fp8_mma_accumulate(0.0f, scratch, width, kSm90Fp8Mma)
-                   : fp8_mma_accumulate(sum, scratch, width, kSm90Fp8Mma);
+    sum = promoted ? sum + fp8_mma_accumulate(0.0f, x, y, width, kSm90Fp8Mma)
+                   : fp8_mma_accumulate(sum, x, y, width, kSm90Fp8Mma);
   }
   return sum;
 }
@@ -170,13 +178,17 @@ void scores(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
                    ws.s.data() + j0 * kNumHeads, kNumHeads);
       continue;
     }
-    float run[problem::kTensorCoreRun];
+    float run_q[problem::kTensorCoreRun], run_k[problem::kTensorCoreRun];
     for (int64_t j = 0; j < nc; ++j) {
       const float* k = &ws.rows[j * kQkDim];
       for (int h = 0; h < kNumHeads; ++h)
         ws.s[(j0 + j) * kNumHeads + h] = tensor_core_dot(
-            0.0f, kQkDim, [&](int64_t d) { return ws.qt[d * kNumHeads + h] * k[d]; }, c.qk_order,
-            c.promoted, run);
+            0.0f, kQkDim,
+            [&](int64_t d, float& x, float& y) {
+              x = ws.qt[d * kNumHeads + h];
+              y = k[d];
+            },
+            c.qk_order, c.promoted, run_q, run_k);
     }
   }
 }
@@ -194,13 +206,17 @@ void accumulate_pv(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace
                    ws.rows.data(), kVDim, ws.acc.data(), kVDim);
       continue;
     }
-    float run[problem::kTensorCoreRun];
+    float run_p[problem::kTensorCoreRun], run_v[problem::kTensorCoreRun];
     const float* p = ws.s.data() + j0 * kNumHeads;
     for (int h = 0; h < kNumHeads; ++h)
       for (int d = 0; d < kVDim; ++d)
         ws.acc[h * kVDim + d] = tensor_core_dot(
-            ws.acc[h * kVDim + d], nc, [&](int64_t t) { return p[t * kNumHeads + h] * ws.rows[t * kVDim + d]; },
-            c.pv_order, c.promoted, run);
+            ws.acc[h * kVDim + d], nc,
+            [&](int64_t t, float& x, float& y) {
+              x = p[t * kNumHeads + h];
+              y = ws.rows[t * kVDim + d];
+            },
+            c.pv_order, c.promoted, run_p, run_v);
   }
 }
 
@@ -657,6 +673,12 @@ EmulatedResult decode_emulated(const problem::Batch& batch, std::span<const uint
   const EmulatedQ q = quantize_q(q_bf16, q_recipe);
   const float p_min_normal = p_smallest_normal(recipe);
   const bool tensor_core = recipe.fp8_acc != problem::Fp8Accumulation::f32;
+  // ref/fp8_mma.h's model aligns a subnormal factor at e4m3fn's smallest exponent (the sm_90 tensor
+  // core's fp8 is e4m3fn); an e4m3fnuz value's would be another.
+  if (tensor_core && recipe.fp8 != quant::Fp8Format::e4m3fn)
+    throw problem::ProblemError(fmt::format(
+        "recipe {}: fp8-acc={} sums e4m3fn codes as the sm_90 tensor core does; its fp8 variant is {}",
+        problem::spell(recipe), problem::to_string(recipe.fp8_acc), quant::to_string(recipe.fp8)));
   const Context c{batch, recipe, q, kv, emulated_scales(q_recipe, q, kv), kernels(), schedule,
                   splits, options, p_min_normal, p_half_subnormal_step(recipe), p_unit_roundoff(recipe),
                   tensor_core && problem::fp8_products_qk(q_recipe) && kv.k_scaled(),

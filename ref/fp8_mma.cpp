@@ -58,23 +58,30 @@ double keep_mantissa(double x, int bits, bool nearest) {
 }  // namespace
 
 // Integer arithmetic on the floats' bits: the aligned terms are integers in units of 2^(E - bits),
-// so a group's sum is exact in int64 (33 terms below 2^(bits + 1) each, bits <= 56). Each term is
-// decoded once (the emulation calls this for every product of an fp8-acc=tc64 recipe).
-float fp8_mma_accumulate(float c, const float* products, int64_t n, const Fp8MmaModel& model) {
+// so a group's sum is exact in int64 and in double (65 terms below 2^(bits + 2) each, bits <= 44).
+// Each term is decoded once (the emulation calls this for every product of an fp8-acc=tc64 recipe).
+float fp8_mma_accumulate(float c, const float* a, const float* b, int64_t n, const Fp8MmaModel& model) {
   constexpr int kMaxGroup = 64;  // a K step is 32; the fit's search tries 4 .. 32
+  constexpr int kMaxBits = 44;   // keeps a group's integer sum below 2^53 (above)
   if (model.group < 1 || model.group > kMaxGroup)
     throw std::invalid_argument("fp8_mma_accumulate: group " + std::to_string(model.group) + " not in 1 .. 64");
+  if (model.bits < 1 || model.bits > kMaxBits)
+    throw std::invalid_argument("fp8_mma_accumulate: bits " + std::to_string(model.bits) + " not in 1 .. 44");
+  const auto factor_exponent = [&](float x) { return std::max(std::ilogb(x), model.factor_min_exponent); };
   Parts terms[kMaxGroup + 1];
   float acc = c;
   for (int64_t k0 = 0; k0 < n; k0 += model.group) {
     const int64_t k1 = std::min(n, k0 + model.group);
     int count = 0;
-    int largest = INT_MIN;  // the largest exponent among the group's non-zero terms
-    for (int64_t k = k0; k < k1; ++k)
-      if (products[k] != 0) {
-        terms[count] = parts(products[k]);
-        largest = std::max(largest, terms[count++].lead);
-      }
+    int largest = INT_MIN;  // the largest alignment exponent among the group's non-zero terms
+    for (int64_t k = k0; k < k1; ++k) {
+      const float product = a[k] * b[k];
+      if (product == 0) continue;
+      terms[count] = parts(product);
+      const int at = model.align_by_factors ? factor_exponent(a[k]) + factor_exponent(b[k]) : terms[count].lead;
+      largest = std::max(largest, at);
+      ++count;
+    }
     if (model.align_c && acc != 0) {
       terms[count] = parts(acc);
       largest = std::max(largest, terms[count++].lead);
@@ -87,7 +94,7 @@ float fp8_mma_accumulate(float c, const float* products, int64_t n, const Fp8Mma
         const int64_t q = on_grid(terms[i], unit, model.toward_floor);
         total += terms[i].neg ? -q : q;
       }
-      sum = std::ldexp(static_cast<double>(total), unit);  // exact: |total| < 2^53
+      sum = std::ldexp(static_cast<double>(total), unit);  // exact: |total| < 65 * 2^46 < 2^53
       if (!model.align_c) sum += acc;
     }
     acc = static_cast<float>(keep_mantissa(sum, model.final_bits, model.final_nearest));

@@ -1,13 +1,16 @@
 #pragma once
 // A model of how an sm_90 tensor core sums fp8 x fp8 products (wgmma ... .f32.e4m3.e4m3), for the
 // recipes whose fp8 products declare it (problem/recipe.h Fp8Accumulation). NVIDIA does not
-// document it; the model follows the public descriptions: DeepSeek-V3's report (section 3.3.2)
-// measured that the fp8 GEMM on H800 keeps "around 14 bits", the products aligned to the largest
-// exponent; SageAttention2 describes the accumulator as 1 + 8 + 13 bits (FP22), truncated.
+// document it. docs/probes/fp8_accumulation.cu measured it on an H100 (2026-12-05) and
+// docs/probes/fp8_accumulation_fit.py found kSm90Fp8Mma below to reproduce every one of its 524 288
+// outputs bit for bit: a K step's 32 products and C aligned at the largest exponent among them, a
+// product's exponent being the sum of its factors' exponents (its significand, a product of two in
+// [1, 2), may reach [2, 4): the "around 14 bits" DeepSeek-V3's report, section 3.3.2, measured on
+// H800), each cut to 13 bits below it toward zero, the sum kept to 13 mantissa bits, truncated (an
+// FP22 accumulator, as SageAttention2 describes it). The same fit put the public description's
+// reading, a product aligned at its own exponent, at 78 %.
 // examples/fp8_tensorcore.py is the same model in NumPy, written separately (the gate's CTest
-// cli.fp8_tensorcore_gate runs a kernel on it against this emulation); docs/probes/
-// fp8_accumulation.cu measures the hardware and docs/probes/fp8_accumulation_fit.py fits the
-// parameters below to it. Until that probe has run, kSm90Fp8Mma is an assumption, not a measurement.
+// cli.fp8_tensorcore_gate runs a kernel on it against this emulation).
 #include <cstdint>
 
 namespace mlacheck::ref {
@@ -19,22 +22,29 @@ struct Fp8MmaModel {
   bool toward_floor;   // aligned terms are cut toward -inf (two's complement), else toward zero
   bool final_nearest;  // the accumulator rounds to nearest even, else truncates
   int group;           // products aligned together, in K order (a K step of 32 may add smaller groups)
+  bool align_by_factors;    // a product aligns at its factors' exponents summed, else at its own
+  int factor_min_exponent;  // with align_by_factors, a factor's exponent is at least this (-6: an
+                            // e4m3 subnormal's field; INT_MIN: a subnormal's own exponent)
 };
+
+// e4m3's smallest normal exponent (1 - bias 7): where its subnormals' exponent field points.
+inline constexpr int kE4m3MinExponent = -6;
 
 // Products per output in one m64nNk32 e4m3 instruction (PTX ISA, "Matrix shape" of wgmma).
 inline constexpr int kFp8MmaKStep = 32;
 
-// The public descriptions above: 13 bits (the narrower of "around 14" and FP22's 13 mantissa
-// bits), C aligned with the products, cut toward zero, an FP22 accumulator truncated.
+// The measured model (the fit above). Which exponent a subnormal factor aligns at (the field's,
+// -6, here) the 512 trials did not decide: no output's alignment depended on it.
 inline constexpr Fp8MmaModel kSm90Fp8Mma{.bits = 13, .final_bits = 13, .align_c = true,
                                          .toward_floor = false, .final_nearest = false,
-                                         .group = kFp8MmaKStep};
+                                         .group = kFp8MmaKStep, .align_by_factors = true,
+                                         .factor_min_exponent = kE4m3MinExponent};
 
-// C plus the n products (exact values: an fp8 x fp8 product has at most 8 significant bits) in
-// groups of model.group (1 .. 64; K steps of 32 by default), the last one padded with zeros. A
-// group's terms are integers in units of 2^(E - bits) below 2^(bits + 1), so their sum is exact;
-// the kept result has at most final_bits + 1 <= 24 significant bits, exact in float. Throws
-// std::invalid_argument for a group outside 1 .. 64.
-float fp8_mma_accumulate(float c, const float* products, int64_t n, const Fp8MmaModel& model);
+// C plus the n products a[k]·b[k] (fp8 values: each product, of at most 8 significant bits, is
+// exact in float) in groups of model.group (1 .. 64; K steps of 32 by default), the last one
+// padded with zeros. A group's terms are integers in units of 2^(E - bits) below 2^(bits + 2), so
+// their sum is exact; the kept result has at most final_bits + 1 <= 24 significant bits, exact in
+// float. Throws std::invalid_argument for a group outside 1 .. 64 or bits outside 1 .. 44.
+float fp8_mma_accumulate(float c, const float* a, const float* b, int64_t n, const Fp8MmaModel& model);
 
 }  // namespace mlacheck::ref

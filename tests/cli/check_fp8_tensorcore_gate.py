@@ -5,7 +5,7 @@ examples/fp8_tensorcore.py models that accumulation after its public description
 not document it); examples/numpy_decode_fp8_tc.py is an a8w8 kernel running both products through
 the model. Checked here:
 - the model does what its text says, on sums whose exact values are known (the cases of
-  GpuWgmma.E4m3AccumulationKeepsFloat32Bits, which measures the hardware);
+  GpuWgmma.E4m3AccumulationKeepsTheModelsBits, which runs them on the hardware);
 - no false alarm: the kernel with a fresh accumulator every 64 products (branch e4m3-merge's
   design) at 13 bits with an FP22 accumulator (ref/fp8_mma.h's kSm90Fp8Mma) passes compare as
   a8w8:fp8-acc=tc64 (whose emulation sums as that model does) on every committed golden, with its
@@ -35,11 +35,11 @@ check = Checks()
 
 def model_cases():
     """One K step of 32 with C loaded: which small addends survive each model."""
-    def step(c, products, model):
+    def step(c, products, model):  # each product as itself times 1
         p = np.zeros((len(c), tc.K_STEP))
         for i, terms in enumerate(products):
             p[i, :len(terms)] = terms
-        return tc.accumulate(np.asarray(c, np.float32), p, model).astype(np.float64)
+        return tc.accumulate(np.asarray(c, np.float32), p, np.ones_like(p), model).astype(np.float64)
 
     # C = 2^r plus the product 1: kept while r <= bits (1 is then a multiple of 2^(r - bits)).
     r = np.arange(0, 24)
@@ -65,10 +65,25 @@ def model_cases():
     fp22 = step(c, [[0.0]], tc.Accumulation(bits=24, final_bits=13))
     f32 = step(c, [[0.0]], tc.Accumulation(bits=24, final_bits=23))
     check(fp22[0] == 1.0 and f32[0] == c[0], f"13 mantissa bits drop C's 2^-20, 23 keep it: {fp22[0]}, {f32[0]}")
+    # The alignment the probe measured (ref/fp8_mma.h): 1.875 x 3.75 = 7.03125 aligns at its factors'
+    # exponents, 0 + 1, so two 2^-6 x 2^-6 stay on its grid of 2^-12; at its own exponent 2 they are
+    # cut. e4m3's smallest subnormal 2^-9 times 448 aligns at the field's -6 + 8 (cuts them) or at
+    # its own -9 + 8 (keeps them).
+    def factors(fa, fb, model):
+        a = np.zeros((1, tc.K_STEP))
+        b = np.zeros((1, tc.K_STEP))
+        a[0, :3], b[0, :3] = fa, fb
+        return float(tc.accumulate(np.zeros(1, np.float32), a, b, model)[0])
+    big, small = [1.875, 2.0 ** -6, 2.0 ** -6], [3.75, 2.0 ** -6, 2.0 ** -6]
+    got = (factors(big, small, tc.Accumulation()), factors(big, small, tc.Accumulation(align_by_factors=False)))
+    check(got == (7.03125 + 2.0 ** -11, 7.03125), f"aligned at the factors' exponents or the product's: {got}")
+    sub, wide = [2.0 ** -9, 2.0 ** -6, 2.0 ** -6], [448.0, 2.0 ** -6, 2.0 ** -6]
+    got = (factors(sub, wide, tc.Accumulation()), factors(sub, wide, tc.Accumulation(factor_min_exponent=None)))
+    check(got == (0.875, 0.875 + 2.0 ** -11), f"a subnormal factor at the field's exponent or its own: {got}")
     # bits=None is float32: one rounding per step of the exact sum.
     rng = np.random.default_rng(7)
     p = rng.standard_normal((64, 64))
-    exact = tc.accumulate(np.zeros(64, np.float32), p, tc.Accumulation(bits=None))
+    exact = tc.accumulate(np.zeros(64, np.float32), p, np.ones_like(p), tc.Accumulation(bits=None))
     want = (p[:, :32].sum(axis=1).astype(np.float32).astype(np.float64) + p[:, 32:].sum(axis=1)).astype(np.float32)
     check(np.array_equal(exact, want), "bits=None: float32 rounding once per step")
 

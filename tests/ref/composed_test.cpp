@@ -359,15 +359,13 @@ TEST(ComposedRecipe, TensorCoreAccumulationSumsQkInRunsOrWhole) {
       float k[problem::kQkDim];
       kv.row(b, k);
       for (int h = 0; h < H; ++h) {
-        float products[problem::kQkDim];
-        for (int d = 0; d < problem::kQkDim; ++d)
-          products[d] = q.values[static_cast<std::size_t>((b * H + h) * problem::kQkDim + d)] * k[d];
+        const float* qh = &q.values[static_cast<std::size_t>((b * H + h) * problem::kQkDim)];
         float sum = 0.0f;
         if (promoted) {
           for (int d0 = 0; d0 < problem::kQkDim; d0 += problem::kTensorCoreRun)
-            sum += fp8_mma_accumulate(0.0f, products + d0, problem::kTensorCoreRun, kSm90Fp8Mma);
+            sum += fp8_mma_accumulate(0.0f, qh + d0, k + d0, problem::kTensorCoreRun, kSm90Fp8Mma);
         } else {
-          sum = fp8_mma_accumulate(0.0f, products, problem::kQkDim, kSm90Fp8Mma);
+          sum = fp8_mma_accumulate(0.0f, qh, k, problem::kQkDim, kSm90Fp8Mma);
         }
         const std::size_t i = static_cast<std::size_t>(b * H + h);
         ASSERT_EQ(e.lse[i], sum * scale) << b << " " << h;
@@ -381,6 +379,23 @@ TEST(ComposedRecipe, TensorCoreAccumulationSumsQkInRunsOrWhole) {
       EXPECT_GT(apart, 0) << "tc and tc64 gave the same scores";
     }
   }
+}
+
+// The tensor core's model is of e4m3fn codes (its subnormals align at e4m3fn's smallest exponent):
+// the emulation refuses it for an e4m3fnuz recipe, and runs the same recipe's float32 sums.
+TEST(ComposedRecipe, TensorCoreSumsRefuseE4m3fnuz) {
+  Case c(test::small_case(2, 1, 9, Profile::harness));
+  problem::Recipe fnuz = parse_recipe("a8w8:fp8-acc=tc64");
+  fnuz.fp8 = quant::Fp8Format::e4m3fnuz;
+  const problem::KvCache cache = c.cache(fnuz);
+  try {
+    (void)decode_emulated(c.in.batch, c.in.q, cache, fnuz, Schedule::single());
+    ADD_FAILURE() << "an e4m3fnuz recipe ran the e4m3fn tensor core's model";
+  } catch (const problem::ProblemError& e) {
+    EXPECT_NE(std::string(e.what()).find("e4m3fnuz"), std::string::npos) << e.what();
+  }
+  fnuz.fp8_acc = problem::Fp8Accumulation::f32;
+  EXPECT_NO_THROW((void)decode_emulated(c.in.batch, c.in.q, cache, fnuz, Schedule::single()));
 }
 
 // EmulationOptions::tc_qk_order: K step s of each 64-dim run takes the dims the order puts at
@@ -407,12 +422,13 @@ TEST(ComposedRecipe, TensorCoreOrderDecidesWhichDimsShareAStep) {
     for (int h = 0; h < H; ++h) {
       float sum = 0.0f;
       for (int d0 = 0; d0 < problem::kQkDim; d0 += problem::kTensorCoreRun) {
-        float products[problem::kTensorCoreRun];
+        float qs[problem::kTensorCoreRun], ks[problem::kTensorCoreRun];
         for (int p = 0; p < problem::kTensorCoreRun; ++p) {
           const int d = d0 + order[static_cast<std::size_t>(p)];
-          products[p] = q.values[static_cast<std::size_t>((b * H + h) * problem::kQkDim + d)] * k[d];
+          qs[p] = q.values[static_cast<std::size_t>((b * H + h) * problem::kQkDim + d)];
+          ks[p] = k[d];
         }
-        sum += fp8_mma_accumulate(0.0f, products, problem::kTensorCoreRun, kSm90Fp8Mma);
+        sum += fp8_mma_accumulate(0.0f, qs, ks, problem::kTensorCoreRun, kSm90Fp8Mma);
       }
       ASSERT_EQ(e.lse[b * H + h], sum * scale) << b << " " << h;
       moved += e.lse[b * H + h] != in_order.lse[b * H + h];
