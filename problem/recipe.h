@@ -39,7 +39,7 @@ enum class KvScale : uint8_t { scores_output, fold_bf16, fold_f16 };
 // How the fp8 x fp8 products are summed: Q·Kᵀ of an fp8 Q on an fp8 cache and P·V of an fp8 P, the
 // cache's scale on the scores and the output (fp8_products_qk / _pv). f32: in float32 (MFMA, or a
 // 16-bit product of the codes). tc64 and tc: as an sm_90 tensor core sums them (ref/fp8_mma.h's
-// model, an assumption until docs/probes/fp8_accumulation.cu has measured the hardware). tc64: a
+// model, measured by docs/probes/fp8_accumulation.cu; e4m3fn codes only). tc64: a
 // fresh accumulator for every 64 products added to a float32 sum: Q·Kᵀ per 64-dim box, P·V per 64
 // keys from the start of each softmax step (branch e4m3-merge's hopper a8w8 kernels). tc: never
 // promoted: Q·Kᵀ's 576 products in one accumulator, and P·V's float32 accumulator, scaled by the
