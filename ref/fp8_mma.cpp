@@ -11,90 +11,79 @@
 namespace mlacheck::ref {
 namespace {
 
-// A float as sign, integer significand and the exponent of its last bit: |x| = mant * 2^low.
-struct Parts {
-  uint32_t mant;
-  int low;   // exponent of the significand's unit bit
-  int lead;  // exponent of its leading bit (ilogb); meaningless for 0
-  bool neg;
-};
-Parts parts(float x) {
-  const uint32_t bits = std::bit_cast<uint32_t>(x);
-  const int biased = static_cast<int>(bits >> 23 & 0xFF);
-  const uint32_t frac = bits & 0x7FFFFF;
-  Parts p{};
-  p.neg = bits >> 31 != 0;
-  if (biased == 0) {  // zero or subnormal: 2^-149 units
-    p.mant = frac;
-    p.low = -149;
-    p.lead = frac == 0 ? INT_MIN : p.low + 31 - std::countl_zero(frac);
-  } else {
-    p.mant = frac | 0x800000u;
-    p.low = biased - 150;
-    p.lead = p.low + 23;
-  }
-  return p;
+// 2^e as a double, for e in double's normal range (the model's exponents stay within -200 .. 200).
+double pow2(int e) { return std::bit_cast<double>(static_cast<uint64_t>(e + 1023) << 52); }
+
+// floor(log2 |x|) of a non-zero float: its exponent field for normal floats (every fp8 value and
+// product of two is one), std::ilogb for the rest.
+int exponent_of(float x) {
+  const int biased = static_cast<int>(std::bit_cast<uint32_t>(x) >> 23 & 0xFF);
+  return biased != 0 ? biased - 127 : std::ilogb(x);
 }
 
-// The magnitude of p in units of 2^unit, cut toward zero, or up where toward -inf of a negative
-// term drops bits. unit <= lead + 1 so the result has at most lead - unit + 1 <= 64 bits.
-int64_t on_grid(const Parts& p, int unit, bool toward_floor) {
-  const int shift = p.low - unit;
-  if (shift >= 0) return static_cast<int64_t>(static_cast<uint64_t>(p.mant) << shift);
-  if (-shift >= 32) return toward_floor && p.neg && p.mant != 0 ? 1 : 0;
-  const uint32_t kept = p.mant >> -shift;
-  const bool dropped = (kept << -shift) != p.mant;
-  return static_cast<int64_t>(kept) + (toward_floor && p.neg && dropped ? 1 : 0);
-}
-
-// x kept to `bits` mantissa bits (truncated or rounded to nearest even).
+// x kept to `bits` mantissa bits: truncated by clearing the bits below them (x is a normal double),
+// or rounded to nearest even.
 double keep_mantissa(double x, int bits, bool nearest) {
   if (x == 0) return 0;
-  const double unit = std::ldexp(1.0, std::ilogb(x) - bits);
-  const double q = x / unit;
-  return (nearest ? std::nearbyint(q) : std::trunc(q)) * unit;  // nearbyint: the default mode, even
+  if (!nearest) {
+    const uint64_t below = (uint64_t{1} << (52 - bits)) - 1;
+    return std::bit_cast<double>(std::bit_cast<uint64_t>(x) & ~below);
+  }
+  const double unit = pow2(std::ilogb(x) - bits);
+  return std::nearbyint(x / unit) * unit;  // nearbyint: the default mode, to nearest even
+}
+
+// Σ cut(x[k] · scale) of the group's products a[k]·b[k] (and, with_c, of c), cut = trunc or floor.
+// Each product is exact in float, each scaled one exact in double (a power of two), each cut term
+// an integer below 2^(bits + 2), so the sum is exact in int64 and in double (65 terms, bits <= 44).
+// The cut by conversion to int64 (cvttsd2si: SSE2, where std::trunc needs SSE4.1 or a call).
+template <bool kFloor>
+double aligned_sum(const float* a, const float* b, int64_t n, double c, bool with_c, double scale) {
+  const auto cut = [](double x) {
+    const auto q = static_cast<int64_t>(x);  // toward zero
+    return kFloor && static_cast<double>(q) > x ? q - 1 : q;
+  };
+  int64_t total = with_c ? cut(c * scale) : 0;
+  for (int64_t k = 0; k < n; ++k) total += cut(static_cast<double>(a[k] * b[k]) * scale);
+  return static_cast<double>(total);
 }
 
 }  // namespace
 
-// Integer arithmetic on the floats' bits: the aligned terms are integers in units of 2^(E - bits),
-// so a group's sum is exact in int64 and in double (65 terms below 2^(bits + 2) each, bits <= 44).
-// Each term is decoded once (the emulation calls this for every product of an fp8-acc=tc64 recipe).
+// In double throughout: every step is exact (above), and no term needs decoding beyond its
+// exponent field, so a K step costs a few instructions a product (the emulation calls this for
+// every product of an fp8-acc tc64 / tc recipe).
 float fp8_mma_accumulate(float c, const float* a, const float* b, int64_t n, const Fp8MmaModel& model) {
   constexpr int kMaxGroup = 64;  // a K step is 32; the fit's search tries 4 .. 32
-  constexpr int kMaxBits = 44;   // keeps a group's integer sum below 2^53 (above)
+  constexpr int kMaxBits = 44;   // keeps a group's sum of cut terms below 2^53 (above)
   if (model.group < 1 || model.group > kMaxGroup)
     throw std::invalid_argument("fp8_mma_accumulate: group " + std::to_string(model.group) + " not in 1 .. 64");
   if (model.bits < 1 || model.bits > kMaxBits)
     throw std::invalid_argument("fp8_mma_accumulate: bits " + std::to_string(model.bits) + " not in 1 .. 44");
-  const auto factor_exponent = [&](float x) { return std::max(std::ilogb(x), model.factor_min_exponent); };
-  Parts terms[kMaxGroup + 1];
+  if (model.final_bits < 1 || model.final_bits > 52)
+    throw std::invalid_argument("fp8_mma_accumulate: final_bits " + std::to_string(model.final_bits) +
+                                " not in 1 .. 52");
+  const auto factor_exponent = [&](float x) { return std::max(exponent_of(x), model.factor_min_exponent); };
   float acc = c;
   for (int64_t k0 = 0; k0 < n; k0 += model.group) {
-    const int64_t k1 = std::min(n, k0 + model.group);
-    int count = 0;
+    const int64_t width = std::min<int64_t>(model.group, n - k0);
+    const float* ga = a + k0;
+    const float* gb = b + k0;
     int largest = INT_MIN;  // the largest alignment exponent among the group's non-zero terms
-    for (int64_t k = k0; k < k1; ++k) {
-      const float product = a[k] * b[k];
+    for (int64_t k = 0; k < width; ++k) {
+      const float product = ga[k] * gb[k];
       if (product == 0) continue;
-      terms[count] = parts(product);
-      const int at = model.align_by_factors ? factor_exponent(a[k]) + factor_exponent(b[k]) : terms[count].lead;
-      largest = std::max(largest, at);
-      ++count;
+      largest = std::max(largest, model.align_by_factors ? factor_exponent(ga[k]) + factor_exponent(gb[k])
+                                                         : exponent_of(product));
     }
-    if (model.align_c && acc != 0) {
-      terms[count] = parts(acc);
-      largest = std::max(largest, terms[count++].lead);
-    }
+    const bool c_aligned = model.align_c && acc != 0;
+    if (c_aligned) largest = std::max(largest, exponent_of(acc));
     double sum = acc;
     if (largest != INT_MIN) {  // else every aligned term is zero: only C, if not aligned, is left
-      const int unit = largest - model.bits;
-      int64_t total = 0;
-      for (int i = 0; i < count; ++i) {
-        const int64_t q = on_grid(terms[i], unit, model.toward_floor);
-        total += terms[i].neg ? -q : q;
-      }
-      sum = std::ldexp(static_cast<double>(total), unit);  // exact: |total| < 65 * 2^46 < 2^53
+      const double scale = pow2(model.bits - largest);
+      const double total = model.toward_floor ? aligned_sum<true>(ga, gb, width, acc, c_aligned, scale)
+                                              : aligned_sum<false>(ga, gb, width, acc, c_aligned, scale);
+      sum = total * pow2(largest - model.bits);  // exact: a power of two
       if (!model.align_c) sum += acc;
     }
     acc = static_cast<float>(keep_mantissa(sum, model.final_bits, model.final_nearest));
