@@ -32,6 +32,7 @@ gen outliers_q2 --batch 8 --kv-len 700 --seed 36 --profile outliers --q-len 2
 variants=(
   "float32|--float32"
   "run64_b13_fp22|--bits 13 --final-bits 13"
+  "run64_b13_fp22_own|--bits 13 --final-bits 13 --own-exponents"
   "run64_b14_f32|--bits 14 --final-bits 23"
   "run64_b13_fp22_c-after|--bits 13 --final-bits 13 --no-align-c"
   "run64_b12_fp22_floor|--bits 12 --final-bits 13 --toward floor"

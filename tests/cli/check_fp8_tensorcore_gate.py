@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The gate and kernels whose fp8 x fp8 products accumulate as an sm_90 tensor core's may.
 
-examples/fp8_tensorcore.py models that accumulation after its public descriptions (NVIDIA does
-not document it); examples/numpy_decode_fp8_tc.py is an a8w8 kernel running both products through
+examples/fp8_tensorcore.py models that accumulation as docs/probes/fp8_accumulation.cu measured it
+(NVIDIA does not document it); examples/numpy_decode_fp8_tc.py is an a8w8 kernel running both products through
 the model. Checked here:
 - the model does what its text says, on sums whose exact values are known (the cases of
   GpuWgmma.E4m3AccumulationKeepsTheModelsBits, which runs them on the hardware);
