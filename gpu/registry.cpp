@@ -52,8 +52,9 @@ constexpr std::string_view kWhyHopperFp8 =
     "64-key tiles decoded to bf16 by their owner (gpu/hopper/config.h); splits: the mma family's wave "
     "model with this tile (not re-measured for fp8)";
 constexpr std::string_view kWhyHopperA8w8 =
-    "the a16w8 hopper kernel on f16 operands: Q's fp8 codes, K, V and P (rounded to fp8) converted to f16 "
-    "one instruction per pair; splits: the mma family's wave model with this tile (not re-measured)";
+    "the a16w8 hopper kernel's producer and owners (a ring of 15 parts: e4m3 value tiles take half the room), both "
+    "products on the e4m3 product: K's codes as Q·Kᵀ's register operand, V's codes stored transposed for P·V, "
+    "P rounded to fp8; splits: the mma family's wave model with this tile (not re-measured)";
 
 constexpr std::string_view kWhyHopperMxfp4 =
     "a producer warp (bulk copies of code rows, the block scales by a 1-D tensor map) into a ring of 10 parts "

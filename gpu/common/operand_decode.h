@@ -138,11 +138,21 @@ MLACHECK_HD inline uint32_t e4m3fn_pair_to_f16_pair(uint32_t codes) {
 // two instructions a pair where the codec takes a few dozen a value (satfinite differs from the
 // codec's overflow to NaN only above 448, outside the domain). tests/gpu/mma_test.cpp compares it
 // with the codec on every float of the domain. Elsewhere: the codec.
-MLACHECK_HD inline uint32_t p_pair_to_e4m3fn_f16_pair(float p0, float p1) {
+// The two codes alone, p0's in the low byte (P of the Hopper family's e4m3 P·V): the first of those
+// two instructions.
+MLACHECK_HD inline uint16_t p_pair_to_e4m3fn_pair(float p0, float p1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
   uint16_t codes;  // the first source operand lands in the high byte
   asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(codes) : "f"(p1), "f"(p0));
-  return e4m3fn_pair_to_f16_pair(codes);
+  return codes;
+#else
+  return static_cast<uint16_t>(quant::f32_to_fp8(p0, quant::Fp8Format::e4m3fn) |
+                               (quant::f32_to_fp8(p1, quant::Fp8Format::e4m3fn) << 8));
+#endif
+}
+MLACHECK_HD inline uint32_t p_pair_to_e4m3fn_f16_pair(float p0, float p1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return e4m3fn_pair_to_f16_pair(p_pair_to_e4m3fn_pair(p0, p1));
 #else
   return e4m3fn_to_f16_bits(quant::f32_to_fp8(p0, quant::Fp8Format::e4m3fn)) |
          (e4m3fn_to_f16_bits(quant::f32_to_fp8(p1, quant::Fp8Format::e4m3fn)) << 16);

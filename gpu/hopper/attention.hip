@@ -72,6 +72,15 @@
 // them by byte-permute table lookups and one bf16x2 multiply by 2^(s-127) per pair, exactly
 // (gpu/common/operand_decode.h mxfp4_octet_to_bf16_pairs, exact for every scale): the same dims per fragment column as the fp8 path, so Q is staged alike. No KV
 // scale: the scores and the output are the fp8 path's without it.
+// fp8 Q, KV and P (the all-fp8 recipes, a8w8*): the a16w8 kernel with both products on the e4m3
+// product (wgmma .e4m3, m64n16k32), which reads 8-bit operands K-major only. Q·Kᵀ takes K's codes
+// straight as the register A operand (qk_e4m3: no conversion) against Q's codes staged K-major
+// (stage_q_e4m3_codes); P·V reads Vᵀ from an e4m3 value tile that the owner stores transposed, a
+// byte pair at a time by stmatrix .trans (store_e4m3_value_box: 32 KB where the bf16 tile took 64,
+// so the ring holds 15 parts, config.h), and P as e4m3 codes in the same layout. Every product of
+// two e4m3 values is exact in float32; the e4m3 product's own accumulation is kept to one box of
+// Q·Kᵀ and one tile of P·V (config.h kE4m3PromoteScores, kE4m3PromoteOutputs), each added to the
+// scores and Oᵀ in float32.
 // MXFP4 Q and KV with f16 P, base 2 (a4w4): the a16w4 kernel with Q from the Q quantization's codes
 // and scales (stage_q_mxfp4, decoded to bf16 exactly), exp2 and a base-2 LSE, and P·V on f16
 // operands: P rounded to f16 and the value tile stored as V rounded to f16 (the emulation's P·V
@@ -161,15 +170,15 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   constexpr bool kBase2 = Base == problem::SoftmaxBase::two;
   // The decoded path: fp8 and MXFP4 rows alike (MXFP4 differs in its producer and its rows only).
   constexpr bool kFp8 = Kv == problem::KvFormat::fp8 || kMxfp4;
-  // The all-fp8 recipes (a8w8*): Q, K, V and P are fp8 values, so f16 values; the products run on
-  // f16 operands, each pair converted in one instruction (decode_box_f16, stage_q_fp8_codes).
-  constexpr bool kF16Operands = Kv == problem::KvFormat::fp8 && P == problem::PFormat::fp8;
-  constexpr sm90::WgOperand kOperand = kF16Operands ? sm90::WgOperand::f16 : sm90::WgOperand::bf16;
-  using DecodedRows = std::conditional_t<kMxfp4, Mxfp4Rows<kF16P>, Fp8Rows<kOperand>>;
-  // P·V's operands: f16 for the all-fp8 recipes and a4w4 (f16 P, V rounded to f16), else bf16.
-  constexpr sm90::WgOperand kPvOperand = kF16P ? sm90::WgOperand::f16 : kOperand;
-  constexpr int kRingParts = kMxfp4 ? kMxfp4RingParts : kFp8RingParts;
-  constexpr SharedPlan plan = kPlan<Kv, Fused, Pack>;
+  using DecodedRows = std::conditional_t<kMxfp4, Mxfp4Rows<kF16P>, Fp8Rows>;
+  // The all-fp8 recipes (a8w8*): both products on the e4m3 product (qk_e4m3, issue_pv_e4m3; the
+  // value tile holds Vᵀ's codes and P is stored as e4m3 codes: traits.h e4m3_layout).
+  constexpr bool kE4m3Pv = Kv == problem::KvFormat::fp8 && P == problem::PFormat::fp8;
+  // P·V's operands where not on the e4m3 product: f16 for a4w4 (f16 P, V rounded to f16), else bf16.
+  constexpr sm90::WgOperand kPvOperand = kF16P ? sm90::WgOperand::f16 : sm90::WgOperand::bf16;
+  constexpr int kRingParts = kMxfp4 ? kMxfp4RingParts : kE4m3Pv ? kE4m3RingParts : kFp8RingParts;
+  constexpr SharedPlan plan = kPlan<Kv, Fused, Pack, P>;
+  constexpr int kValueRegionBytes = kE4m3Pv ? kE4m3ValueRegionBytes : kFp8ValueBytes;
   extern __shared__ uint4 shared_words[];
   // The swizzled tiles need a 1024-byte-aligned base (kAlignSlack).
   auto* raw = reinterpret_cast<unsigned char*>(shared_words);
@@ -223,7 +232,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       if constexpr (kMxfp4) {
         if (tid < kConsumerThreads + kWarpSize) produce_mxfp4(a, items, &kv_maps.scales, smem + plan.stage, full, empty);
       } else {
-        if (tid < kConsumerThreads + kWarpSize) produce_fp8(a, items, smem + plan.stage, full, empty);
+        if (tid < kConsumerThreads + kWarpSize) produce_fp8<kRingParts>(a, items, smem + plan.stage, full, empty);
       }
     } else {
       produce<Chunked, Pack>(a, items, kv_maps, smem + plan.stage, full, empty);
@@ -247,10 +256,10 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   // + p times one token's bytes.
   unsigned char* own_p = smem + plan.p + wg * Pack * kPBytes;
   const unsigned char* other_p = smem + plan.p + other * Pack * kPBytes;
-  unsigned char* own_v = smem + plan.value + wg * kFp8ValueBytes;  // fp8 only
+  unsigned char* own_v = smem + plan.value + wg * kValueRegionBytes;  // fp8 only
   // fp8 only: this warp's scratch word (qk_decoded's release)
   const uint32_t drain = static_cast<uint32_t>(__cvta_generic_to_shared(smem + plan.drain)) + 4 * (tid / kWarpSize);
-  const unsigned char* other_v = smem + plan.value + other * kFp8ValueBytes;
+  const unsigned char* other_v = smem + plan.value + other * kValueRegionBytes;
   float* own_pub = reinterpret_cast<float*>(smem + plan.pub + wg * Pack * kPubBytes);
   const float* other_pub = reinterpret_cast<const float*>(smem + plan.pub + other * Pack * kPubBytes);
   constexpr int kPubFloats = kPubBytes / 4;
@@ -268,7 +277,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   // fp8: the scores carry the Q scale (a scaled fp8 Q) and then the KV scale, one rounding each
   // (gpu/fast/attention.hip's order).
   float score_scale = a.score_scale;
-  if (kF16Operands && a.q_scale != nullptr) score_scale *= *a.q_scale;
+  if (kE4m3Pv && a.q_scale != nullptr) score_scale *= *a.q_scale;
   if (kFp8 && a.kv_scaled) score_scale *= a.kv_scale;
   // This thread's four heads (accumulator columns), as head_slot numbers them.
   int my_head[4];
@@ -301,8 +310,8 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     if constexpr (kFp8) {
       if constexpr (kF16P) {
         stage_q_mxfp4(a, token0, smem + plan.value, sq, tid);
-      } else if constexpr (kF16Operands) {
-        stage_q_fp8_codes(a, token0, smem + plan.value, sq, tid);
+      } else if constexpr (kE4m3Pv) {
+        stage_q_e4m3_codes(a, token0, smem + plan.value, sq, tid);
       } else {
         stage_q_fp8(a, token0, sq, tid);
       }
@@ -392,22 +401,36 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
           }
         tile_published_arrive(wg);
       }
+      if constexpr (kE4m3Pv) {
+        // P rounded to e4m3fn (supports()) as codes: a head's two keys of this thread, rows g and
+        // g + 8 (elements l and l + 2), lie side by side in P's K-major rows (e4m3_key_position).
+        float pv[Acc::ne];
 #pragma unroll
-      for (int l = 0; l < Acc::ne; l += 2) {  // elements l, l + 1: one key, adjacent heads
-        const float p0 = softmax_exp<kBase2>(s.x[l] - m_new[head_slot(l)]);  // masked: b^-inf = 0
-        const float p1 = softmax_exp<kBase2>(s.x[l + 1] - m_new[head_slot(l + 1)]);
-        sum[head_slot(l)] += p0;
-        sum[head_slot(l + 1)] += p1;
-        if constexpr (kF16P) {
-          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
-              common::f32_pair_to_f16_pair(p0, p1);
-        } else if constexpr (kF16Operands) {  // P rounded to e4m3fn (supports()), as f16 values
-          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
-              common::p_pair_to_e4m3fn_f16_pair(p0, p1);
-        } else {
-          *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
-              common::pack_bf16(quant::f32_to_bf16(common::round_to_bf16(p0)),
-                                quant::f32_to_bf16(common::round_to_bf16(p1)));
+        for (int l = 0; l < Acc::ne; ++l) {
+          pv[l] = softmax_exp<kBase2>(s.x[l] - m_new[head_slot(l)]);  // masked: b^-inf = 0
+          sum[head_slot(l)] += pv[l];
+        }
+        constexpr int kRowG[] = {0, 1, 4, 5};  // the elements of row g; l + 2 of row g + 8, the same head
+#pragma unroll
+        for (const int l : kRowG)
+          *reinterpret_cast<uint16_t*>(own_p + e4m3_layout().offset_bytes(Acc::get_j(l),
+                                                                        e4m3_key_position(Acc::get_i(l)))) =
+              common::p_pair_to_e4m3fn_pair(pv[l], pv[l + 2]);
+      } else {
+#pragma unroll
+        for (int l = 0; l < Acc::ne; l += 2) {  // elements l, l + 1: one key, adjacent heads
+          const float p0 = softmax_exp<kBase2>(s.x[l] - m_new[head_slot(l)]);  // masked: b^-inf = 0
+          const float p1 = softmax_exp<kBase2>(s.x[l + 1] - m_new[head_slot(l + 1)]);
+          sum[head_slot(l)] += p0;
+          sum[head_slot(l + 1)] += p1;
+          if constexpr (kF16P) {
+            *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+                common::f32_pair_to_f16_pair(p0, p1);
+          } else {
+            *reinterpret_cast<uint32_t*>(own_p + kPLayout.offset_bytes(Acc::get_i(l), Acc::get_j(l))) =
+                common::pack_bf16(quant::f32_to_bf16(common::round_to_bf16(p0)),
+                                  quant::f32_to_bf16(common::round_to_bf16(p1)));
+          }
         }
       }
       if constexpr (kFp8) {
@@ -531,6 +554,8 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
                                                wg_warp * kFp8PartRows);
           qk_decoded<DecodedRows>(s, smem + plan.stage + slot * kMxPartBytes, skew, &empty[slot], sq, own_v, n,
                                   wg_warp, lane, drain);
+        } else if constexpr (kE4m3Pv) {
+          qk_e4m3(s, smem + plan.stage + slot * kFp8PartBytes, &empty[slot], sq, own_v, n, wg_warp, lane, drain);
         } else {
           qk_decoded<DecodedRows>(s, smem + plan.stage + slot * kFp8PartBytes, 0, &empty[slot], sq, own_v, n, wg_warp,
                                   lane, drain);
@@ -539,7 +564,25 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         if (t > 0) take_stats(t - 1);
         float alpha[4];
         softmax_step(s, n, alpha);  // publishes α and m' on the way
-        issue_pv<kOChunks, kPvOperand, true>(o, alpha, own_v, own_p, 0);
+        if constexpr (kE4m3Pv && !kE4m3PromoteOutputs) {
+          issue_pv_e4m3<kOChunks>(o, alpha, own_v, own_p);
+        } else if constexpr (kE4m3Pv) {
+          // The tile's P·V in fresh accumulators, waited here and added to Oᵀ in float32 (a split's
+          // sums do not run through the e4m3 product's own accumulation: issue_pv_e4m3_fresh).
+          rescale_outputs<true>(o, alpha);
+          Acc tile_o[kOChunks];
+          issue_pv_e4m3_fresh<kOChunks>(tile_o, own_v, own_p);
+          sm90::wgmma_wait<0>();
+#pragma unroll
+          for (int v = 0; v < kOChunks; ++v) {
+            sm90::wgmma_fence_operand(tile_o[v]);
+#pragma unroll
+            for (int l = 0; l < Acc::ne; ++l) o[v].x[l] += tile_o[v].x[l];
+          }
+          settle_outputs();
+        } else {
+          issue_pv<kOChunks, kPvOperand, true>(o, alpha, own_v, own_p, 0);
+        }
         if constexpr (!DecodedRows::kPvWaitedInQk) {
           sm90::wgmma_wait<0>();
           settle_outputs();
@@ -879,7 +922,7 @@ void opt_in() {
   static const bool opted_in = [] {
     MLACHECK_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kKernel<I, Chunked, Fused, Pack>),
                                            hipFuncAttributeMaxDynamicSharedMemorySize,
-                                           kPlan<kInstances[I].kv, Fused, Pack>.bytes));
+                                           kPlan<kInstances[I].kv, Fused, Pack, kInstances[I].p>.bytes));
     return true;
   }();
   static_cast<void>(opted_in);
@@ -888,7 +931,7 @@ void opt_in() {
 template <std::size_t I, bool Chunked, bool Fused, int Pack>
 void launch_kernel(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, hipStream_t stream) {
   constexpr common::Instance in = kInstances[I];
-  constexpr int kSharedBytes = kPlan<in.kv, Fused, Pack>.bytes;
+  constexpr int kSharedBytes = kPlan<in.kv, Fused, Pack, in.p>.bytes;
   opt_in<I, Chunked, Fused, Pack>();
   if constexpr (Fused) {
     ClusterLaunch l(blocks, kThreads<in.kv, Pack>, kSharedBytes, args.num_splits, stream);

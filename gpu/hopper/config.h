@@ -35,6 +35,18 @@ inline constexpr int kMaxPack = 2;
 // not (gpu/hopper/traits.h's static_assert).
 inline constexpr int kFp8PartRows = 16;
 inline constexpr int kFp8RingParts = 8;
+// The all-fp8 recipes with P·V on the e4m3 product (attention.hip kE4m3Pv): their value tiles hold
+// e4m3 codes (32 KB each, 33 KB with the epilogue's exchange: traits.h), so the 62 KB saved go to
+// the ring: 15 parts (3.75 tiles in flight) fit (traits.h's static_assert), a 16th does not.
+inline constexpr int kE4m3RingParts = 15;
+// The e4m3 product's own accumulation, whose precision NVIDIA does not document (public measurements:
+// 13 or 14 mantissa bits, truncating; GpuWgmma.E4m3AccumulationKeepsFloat32Bits measures it):
+// promoted, each box of Q·Kᵀ (64 dims) and each tile of P·V (64 keys) goes into a fresh accumulator
+// added to the scores or Oᵀ in float32, as DeepGEMM promotes every 128; chained, the products
+// accumulate onto the scores and Oᵀ themselves (fewer waits and adds: 120 FADD fewer a tile in SASS).
+// Promoted is right whatever the probe finds; chained only if it finds float32 sums.
+inline constexpr bool kE4m3PromoteScores = true;
+inline constexpr bool kE4m3PromoteOutputs = true;
 // MXFP4 KV (a16w4): the fp8 design, with parts of kFp8PartRows rows of 288 code bytes plus a slot
 // for their 18 scale bytes each (attention.hip). An MXFP4 tile is 19.6 KB, about half an fp8 tile,
 // so 8 parts (two tiles) would keep only 39 KB in flight per SM; 10 (2.5 tiles, 66.5 KB) are as

@@ -1,7 +1,8 @@
 #pragma once
 // The Hopper attention kernel's decoded rows: fp8 and MXFP4 codes loaded by a tile's owner, decoded
 // to 16-bit operands in registers for Sᵀ = K Qᵀ and stored as its value tile, and Q staged in the
-// same order (gpu/hopper/attention.hip).
+// same order; for the all-fp8 recipes the codes themselves as the e4m3 product's operands (qk_e4m3)
+// (gpu/hopper/attention.hip).
 // Included by gpu/hopper/attention.hip only: its device code, in the anonymous namespace of that one
 // translation unit.
 #include <cstdint>
@@ -52,29 +53,13 @@ __device__ __forceinline__ void decode_box(const uint4 (&w)[2], uint32_t (&lo)[2
     for (int j = 0; j < 4; ++j) common::e4m3fn_quad_to_bf16_pairs(words[r][j], lo[r][j], hi[r][j]);
 }
 
-// The f16 pairs of one box of this thread's codes (the all-fp8 recipes), in decode_box's order:
-// one conversion per pair (gpu/common/operand_decode.h e4m3fn_pair_to_f16_pair, exact, a NaN code a
-// NaN), so no probe and no fix-up.
-__device__ __forceinline__ void decode_box_f16(const uint4 (&w)[2], uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
-  const uint32_t words[2][4] = {{w[0].x, w[0].y, w[0].z, w[0].w}, {w[1].x, w[1].y, w[1].z, w[1].w}};
-#pragma unroll
-  for (int r = 0; r < 2; ++r)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      lo[r][j] = common::e4m3fn_pair_to_f16_pair(words[r][j] & 0xFFFFu);
-      hi[r][j] = common::e4m3fn_pair_to_f16_pair(words[r][j] >> 16);
-    }
-}
-
-// How qk_decoded reads the rows of a part: Codes, this thread's share of the part; kOperand, the
-// products' operand type; kF16Values, whether the value tile holds V rounded to f16 (a4w4) rather
-// than the decoded pairs; load<Count> (boxes first .. first + Count - 1 into Codes); decode (one
-// box's operand pairs, lo[r][j] holding dims 16 t + 4 j, + 1 of row g + 8 r and hi[r][j] dims
-// 16 t + 4 j + 2, + 3). fp8: load_boxes, then decode_box (bf16, a16w8) or decode_box_f16 (f16, the
-// all-fp8 recipes).
-template <sm90::WgOperand Operand>
+// How qk_decoded reads the rows of a part: Codes, this thread's share of the part; kF16Values,
+// whether the value tile holds V rounded to f16 (a4w4) rather than the decoded bf16 pairs;
+// load<Count> (boxes first .. first + Count - 1 into Codes); decode (one box's bf16 pairs, lo[r][j]
+// holding dims 16 t + 4 j, + 1 of row g + 8 r and hi[r][j] dims 16 t + 4 j + 2, + 3). fp8:
+// load_boxes, then decode_box (a16w8; the all-fp8 recipes' qk_e4m3 loads and releases through it
+// and decodes nothing).
 struct Fp8Rows {
-  static constexpr sm90::WgOperand kOperand = Operand;
   static constexpr bool kF16Values = false;
   // The owner's previous P·V is left running into qk_decoded, which waits for it before its first
   // value store (its tail overlaps the part's wait and the first loads): a8w8 451.8 -> 441.3 µs at
@@ -88,8 +73,7 @@ struct Fp8Rows {
     load_boxes<Count>(codes, first, part, lane);
   }
   __device__ __forceinline__ static void decode(const Codes& codes, int b, uint32_t (&lo)[2][4], uint32_t (&hi)[2][4]) {
-    if constexpr (Operand == sm90::WgOperand::f16) decode_box_f16(codes[b], lo, hi);
-    else decode_box(codes[b], lo, hi);
+    decode_box(codes[b], lo, hi);
   }
   // An OR of the words of boxes past `done` (qk_decoded's release: reading it waits for their loads).
   __device__ __forceinline__ static uint32_t pending(const Codes& codes, int done) {
@@ -110,7 +94,6 @@ struct Fp8Rows {
 // x 32 bytes meet every bank once. F16V (a4w4): the value tile holds V rounded to f16 (qk_decoded).
 template <bool F16V>
 struct Mxfp4Rows {
-  static constexpr sm90::WgOperand kOperand = sm90::WgOperand::bf16;
   static constexpr bool kF16Values = F16V;
   static constexpr bool kPvWaitedInQk = false;  // Fp8Rows::kPvWaitedInQk
   struct Codes {
@@ -188,6 +171,30 @@ struct Mxfp4Rows {
     return any;
   }
 };
+
+// One value box of this thread's codes (rows g and g + 8 of its warp's 16, dims 64 b + 16 t .. + 15:
+// load_boxes) into the e4m3 value tile (traits.h e4m3_layout). Word i of row g and word i of row g + 8 make two registers of
+// 16-bit elements by byte permutes, dim 16 t + 4 i + 2 h + c's pair (row g's code low) in half c of
+// register (i, h); as matrix 2 i + h of a stmatrix .trans those elements lie in column 2 t + c, row
+// g, so memory row 2 t + c of the matrix gets that dim's codes of the warp's 16 keys in
+// e4m3_key_position's order. The matrix's 8 rows are box positions 16 i + 8 h + 2 t + c, whose dims
+// are decoded_box_dim's (the f16 value tile's order, so Oᵀ's rows and the epilogue are unchanged).
+// rows_address: this lane's row (lane % 8) of matrix lane / 8 of the box's first four groups of 8
+// dims (the second stmatrix: the next four groups).
+__device__ __forceinline__ void store_e4m3_value_box(const uint4 (&w)[2], uint32_t rows_address) {
+  const uint32_t g_row[4] = {w[0].x, w[0].y, w[0].z, w[0].w};
+  const uint32_t g8_row[4] = {w[1].x, w[1].y, w[1].z, w[1].w};
+  uint32_t m[8];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    // Bytes 0 .. 3 are row g's word, 4 .. 7 row g + 8's: (g d0, g+8 d0, g d1, g+8 d1) and the same
+    // for d2, d3.
+    asm("prmt.b32 %0, %1, %2, 0x5140;\n" : "=r"(m[2 * i]) : "r"(g_row[i]), "r"(g8_row[i]));
+    asm("prmt.b32 %0, %1, %2, 0x7362;\n" : "=r"(m[2 * i + 1]) : "r"(g_row[i]), "r"(g8_row[i]));
+  }
+  sm90::stmatrix_trans_x4(rows_address, m[0], m[1], m[2], m[3]);
+  sm90::stmatrix_trans_x4(rows_address + 4 * e4m3_layout().stride_bytes(), m[4], m[5], m[6], m[7]);
+}
 
 // Sᵀ = K Qᵀ of an fp8 or MXFP4 tile, K from this thread's decoded codes (`rows`: Fp8Rows, Mxfp4Rows)
 // as wgmma's register A operand, box by box (issued, committed and waited); on the way the value boxes are stored as the bf16 value
@@ -282,7 +289,7 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
     sm90::wgmma_fence();
 #pragma unroll
     for (int j = 0; j < 4; ++j)
-      sm90::wgmma_m64n16k16_rs<Rows::kOperand>(
+      sm90::wgmma_m64n16k16_rs<sm90::WgOperand::bf16>(
           *chain[j % 2], f[j],
           sm90::descriptor_advance(q_desc, QTile::k_major_start(b * KvTile::kBoxDims + j * sm90::kWgK16)),
           b > 0 || j >= 2);
@@ -314,6 +321,102 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
   for (int c = 0; c < 2; ++c) sm90::wgmma_fence_operand(*chain[c]);
 #pragma unroll
   for (int l = 0; l < Acc::ne; ++l) s.x[l] += odd.x[l];
+}
+
+// Sᵀ = K Qᵀ of an fp8 tile on the e4m3 product (the all-fp8 recipes, with P·V on it too: kE4m3Pv),
+// K straight from this thread's codes as wgmma's register A operand (WgFragA64x32e4m3: no
+// conversion), two K steps of 32 per box: K step h of box b takes words 2 h and 2 h + 1 of the
+// thread's 16 codes of each row, dims 16 t + 8 h .. + 3 and + 4 .. + 7, in the fragment's columns
+// 4 t .. and 16 + 4 t .. (e4m3_qk_dim: Q is staged in that order). The value boxes go to the e4m3
+// value tile from the same codes (store_e4m3_value_box); rows past n as zero codes. The loads, the
+// part's release and the wait for this warpgroup's previous P·V as qk_decoded's. Box b's codes are
+// kept until its products are done: box b - 2's are waited at box b (wgmma_wait<1>) and pinned.
+// kE4m3PromoteScores (config.h): each box's two products go into a fresh accumulator (sums[b % 2]),
+// added to s in float32 once done (at box b + 2, the last two after the loop), in box order; else
+// K step h of every box accumulates onto sums[h] (two chains: consecutive products independent),
+// and s is their sum.
+__device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barrier* empty, const unsigned char* sq,
+                                        unsigned char* vtile, int n, int warp, int lane, uint32_t drain) {
+  using Rows = Fp8Rows;
+  typename Rows::Codes codes;
+  Rows::load<kLoadBatch>(codes, 0, part, 0, lane);
+  sm90::wgmma_wait<0>();  // this warpgroup's previous P·V reads the value tile rewritten below
+  const uint64_t q_desc = sm90::smem_descriptor(sq, e4m3_q_layout().leading_bytes(), e4m3_q_layout().stride_bytes());
+  const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
+  const uint32_t e4m3_rows = static_cast<uint32_t>(__cvta_generic_to_shared(vtile)) +
+                             static_cast<uint32_t>(e4m3_layout().offset_bytes(lane / 8 * sm90::kCoreRows + lane % 8,
+                                                                              warp * kFp8PartRows));
+  Acc sums[2];
+  const auto promote = [&](int b) {  // kE4m3PromoteScores: box b's products are done, its sum into s
+    sm90::wgmma_fence_operand(sums[b % 2]);
+#pragma unroll
+    for (int l = 0; l < Acc::ne; ++l) s.x[l] = b == 0 ? sums[0].x[l] : s.x[l] + sums[b % 2].x[l];
+  };
+  sm90::WgFragA64x32e4m3 frag[KvTile::kBoxes][2];
+#pragma unroll
+  for (int b = 0; b < KvTile::kBoxes; ++b) {
+    if (b >= 2) {
+      sm90::wgmma_wait<1>();  // box b - 2's products are done: its codes may go
+#pragma unroll
+      for (int h = 0; h < 2; ++h) sm90::wgmma_fence_fragment(frag[b - 2][h]);
+      if constexpr (kE4m3PromoteScores) promote(b - 2);
+    }
+    if (n < kTileKeys) {  // a split's last tile (a uniform branch): rows past its keys as zero codes
+      if (row0 >= n) codes[b][0] = uint4{0u, 0u, 0u, 0u};
+      if (row0 + 8 >= n) codes[b][1] = uint4{0u, 0u, 0u, 0u};
+    }
+    const uint32_t g_row[4] = {codes[b][0].x, codes[b][0].y, codes[b][0].z, codes[b][0].w};
+    const uint32_t g8_row[4] = {codes[b][1].x, codes[b][1].y, codes[b][1].z, codes[b][1].w};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      frag[b][h].x[0] = g_row[2 * h];
+      frag[b][h].x[1] = g8_row[2 * h];
+      frag[b][h].x[2] = g_row[2 * h + 1];
+      frag[b][h].x[3] = g8_row[2 * h + 1];
+    }
+    if (b < kValueBoxes)
+      store_e4m3_value_box(codes[b], e4m3_rows + static_cast<uint32_t>(b * (KvTile::kBoxDims / sm90::kCoreRows) *
+                                                                       e4m3_layout().stride_bytes()));
+#pragma unroll
+    for (int c = 0; c < 2; ++c) sm90::wgmma_fence_operand(sums[c]);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      sm90::wgmma_m64n16k32_e4m3_rs(
+          sums[kE4m3PromoteScores ? b % 2 : h], frag[b][h],
+          sm90::descriptor_advance(q_desc, e4m3_q_layout().offset_bytes(0, b * KvTile::kBoxDims + h * sm90::kWgK32)),
+          kE4m3PromoteScores ? h > 0 : b > 0);
+    sm90::wgmma_commit();
+    if (b % kLoadBatch == 0 && b + kLoadBatch < KvTile::kBoxes) {
+      Rows::load<kLoadBatch>(codes, b + kLoadBatch, part, 0, lane);
+      if (b + 2 * kLoadBatch >= KvTile::kBoxes) {  // the last batch: the part is free (qk_decoded's drain)
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(drain), "r"(Rows::pending(codes, b)) : "memory");
+        __syncwarp();
+        if (lane == 0) mma::bulk_barrier_arrive(empty);
+        __syncwarp();
+      }
+    }
+  }
+  sm90::wgmma_wait<0>();
+#pragma unroll
+  for (int b = KvTile::kBoxes - 2; b < KvTile::kBoxes; ++b) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) sm90::wgmma_fence_fragment(frag[b][h]);
+    if constexpr (kE4m3PromoteScores) promote(b);
+  }
+  if constexpr (!kE4m3PromoteScores) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) sm90::wgmma_fence_operand(sums[c]);
+#pragma unroll
+    for (int l = 0; l < Acc::ne; ++l) s.x[l] = sums[0].x[l] + sums[1].x[l];
+  }
+}
+
+// The dim at K position p (0 .. 575) of qk_e4m3's products: box p / 64, K step h = p % 64 / 32 of
+// it, column q = p % 32 of the step: dim 16 t + 8 h + 4 (q / 16) + q % 4 of the box, t = q % 16 / 4.
+__host__ __device__ constexpr int e4m3_qk_dim(int p) {
+  const int box = p / KvTile::kBoxDims, h = p % KvTile::kBoxDims / sm90::kWgK32, q = p % sm90::kWgK32;
+  return box * KvTile::kBoxDims + 16 * (q % 16 / 4) + 8 * h + 4 * (q / 16) + q % 4;
 }
 
 // The dim at position p (0..63) of a 64-dim box in qk_decoded's column order: K step j = p / 16,
@@ -377,27 +480,25 @@ __device__ __forceinline__ void stage_q_mxfp4(const AttentionArgs& a, int64_t to
   }
 }
 
-// Q of `token` as stage_q_fp8 places it, from the fp8 codes the Q quantization wrote (the all-fp8
-// recipes), each pair converted to f16 exactly as K's are (e4m3fn_pair_to_f16_pair). The token's 16
-// rows of codes (9216 bytes) are contiguous and 16-byte aligned (the workspace's regions are):
-// 16-byte asynchronous copies into `staging` (a value tile, free between tokens), all in flight at
-// once, then a consumer barrier and the conversion from shared memory, as stage_q_mxfp4 does.
-__device__ __forceinline__ void stage_q_fp8_codes(const AttentionArgs& a, int64_t token, unsigned char* staging,
-                                                  unsigned char* sq, int tid) {
+// Q of `token` for qk_e4m3: the fp8 codes the Q quantization wrote (the token's 16 rows, 9216 bytes,
+// contiguous and 16-byte aligned: the workspace's regions are), by 16-byte asynchronous copies into
+// `staging` (a value tile, free between tokens), all in flight at once, then a consumer barrier,
+// then moved 4 codes at a time into e4m3_q_layout() in e4m3_qk_dim's order (its groups of 4
+// positions are 4 consecutive dims: one word each).
+__device__ __forceinline__ void stage_q_e4m3_codes(const AttentionArgs& a, int64_t token, unsigned char* staging,
+                                                   unsigned char* sq, int tid) {
   constexpr int kCodeBytes = kNumHeads * kQkDim;  // 9216
-  static_assert(kCodeBytes % 16 == 0 && kCodeBytes <= kFp8ValueBytes);
+  static_assert(kCodeBytes % 16 == 0 && kCodeBytes <= kE4m3ValueRegionBytes);
   const uint8_t* codes = a.q_fp8 + token * kCodeBytes;
   for (int c = tid; c < kCodeBytes / 16; c += kConsumerThreads) copy_16(staging + 16 * c, codes + 16 * c);
   copy_commit_and_wait_all();
   consumer_sync();
-  constexpr int kPairsPerHead = kQkDim / 2;
-#pragma unroll 4
-  for (int idx = tid; idx < kNumHeads * kPairsPerHead; idx += kConsumerThreads) {
-    const int h = idx / kPairsPerHead;
-    const int slot = 2 * (idx % kPairsPerHead);
-    const uint32_t two = *reinterpret_cast<const uint16_t*>(staging + h * kQkDim + decoded_dim(slot));
-    *reinterpret_cast<uint32_t*>(sq + QTile::chunk_offset_bytes(h, slot / 8) + (slot % 8) * 2) =
-        common::e4m3fn_pair_to_f16_pair(two);
+  constexpr int kWordsPerHead = kQkDim / 4;
+#pragma unroll 3
+  for (int idx = tid; idx < kNumHeads * kWordsPerHead; idx += kConsumerThreads) {
+    const int h = idx / kWordsPerHead, p = 4 * (idx % kWordsPerHead);
+    *reinterpret_cast<uint32_t*>(sq + e4m3_q_layout().offset_bytes(h, p)) =
+        *reinterpret_cast<const uint32_t*>(staging + h * kQkDim + e4m3_qk_dim(p));
   }
 }
 

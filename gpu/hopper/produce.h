@@ -242,7 +242,7 @@ struct PagedRunTiles {
 // copy per run of each part's rows in consecutive cache rows (part_run). The rows past
 // the keys keep what the slot held: their scores are masked and their values stored as zeros
 // (qk_decoded).
-template <class Tiles>
+template <int Parts, class Tiles>
 __device__ __forceinline__ void produce_fp8_tiles(const AttentionArgs& a, const WorkItem& w, const TokenKeys& k,
                                                   unsigned char* ring, Barrier* full, Barrier* empty,
                                                   uint64_t policy, int lane, int& part) {
@@ -255,10 +255,10 @@ __device__ __forceinline__ void produce_fp8_tiles(const AttentionArgs& a, const 
     int64_t tile_row0 = 0;
     const bool whole = tiles.tile(a, k, t, lane, key_rows, tile_row0);
     for (int q = 0; q < kFp8Parts; ++q, ++part) {
-      const int slot = ring_slot(part);
+      const int slot = ring_slot<Parts>(part);
       const int left = n - q * kFp8PartRows;
       const int rows = left < 0 ? 0 : left < kFp8PartRows ? left : kFp8PartRows;
-      mma::bulk_barrier_wait(&empty[slot], ring_phase(part) ^ 1);  // a fresh barrier's "previous" phase is done
+      mma::bulk_barrier_wait(&empty[slot], ring_phase<Parts>(part) ^ 1);  // a fresh barrier's "previous" phase is done
       unsigned char* dst = ring + slot * kFp8PartBytes;
       if (lane == 0) mma::bulk_barrier_expect(&full[slot], static_cast<uint32_t>(rows * kFp8RowBytes));
       if (whole) {
@@ -276,7 +276,8 @@ __device__ __forceinline__ void produce_fp8_tiles(const AttentionArgs& a, const 
   }
 }
 
-template <bool Chunked>
+// Parts: the ring's (kFp8RingParts, or kE4m3RingParts for the all-fp8 recipes).
+template <int Parts, bool Chunked>
 __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& items, unsigned char* ring,
                             Barrier* full, Barrier* empty) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
@@ -285,11 +286,11 @@ __device__ void produce_fp8(const AttentionArgs& a, const ItemSource<Chunked>& i
   for (TokenCursor<true, Chunked> c(a, items); c.more; c.advance(a)) {
     const TokenKeys k = c.w.token(c.i);
     if (a.kv_indices == nullptr)
-      produce_fp8_tiles<ContiguousTiles>(a, c.w, k, ring, full, empty, policy, lane, part);
+      produce_fp8_tiles<Parts, ContiguousTiles>(a, c.w, k, ring, full, empty, policy, lane, part);
     else if (PagedTileStarts::apply(a, k))
-      produce_fp8_tiles<PagedTileStarts>(a, c.w, k, ring, full, empty, policy, lane, part);
+      produce_fp8_tiles<Parts, PagedTileStarts>(a, c.w, k, ring, full, empty, policy, lane, part);
     else
-      produce_fp8_tiles<PagedRunTiles>(a, c.w, k, ring, full, empty, policy, lane, part);
+      produce_fp8_tiles<Parts, PagedRunTiles>(a, c.w, k, ring, full, empty, policy, lane, part);
   }
 }
 

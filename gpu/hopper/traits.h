@@ -3,6 +3,7 @@
 // and its static_asserts (the part of gpu/hopper/attention.hip that FlashMLA's traits.h is).
 // Included by gpu/hopper/attention.hip only: its device code, in the anonymous namespace of that one
 // translation unit.
+#include <algorithm>
 #include <cstdint>
 
 #include "gpu/common/args.h"
@@ -75,6 +76,29 @@ constexpr int kFp8PartBytes = kFp8PartRows * kFp8RowBytes;    // 9216
 constexpr int kValueBoxes = kVDim / KvTile::kBoxDims;         // 8
 constexpr int kFp8ValueBytes = kValueBoxes * KvTile::kBoxBytes;  // 64 KB
 static_assert(kFp8Parts == sm90::kWarpgroupWarps, "one part per warp of the tile's owner");
+// The all-fp8 recipes' P·V on the e4m3 product (kE4m3Pv in attention.hip), which reads both of
+// its operands K-major only (PTX: no transposed form for 8-bit types): the value tile is Vᵀ, 512
+// rows (a box's 64 dims in decoded_box_dim's order, box after box) x the tile's 64 keys of e4m3
+// codes in KMajorLayout8 (core matrices of 8 dims x 16 keys, 32 KB), stored by stmatrix .trans of
+// code-byte pairs (qk_decoded), so that a warp's 16 keys lie in one core-matrix column in the
+// order e4m3_key_position gives; P is [16 heads][64 keys] e4m3 codes in the same layout and order.
+__host__ __device__ constexpr sm90::KMajorLayout8 e4m3_layout() { return {kTileKeys}; }
+constexpr int kE4m3ValueBytes = kVDim * kTileKeys;  // 32 KB
+constexpr int kE4m3PvSteps = kTileKeys / sm90::kWgK32;  // 2
+static_assert(kE4m3ValueBytes <= kFp8ValueBytes && e4m3_layout().stride_bytes() * (kVDim / sm90::kCoreRows) ==
+                                                       kE4m3ValueBytes,
+              "the e4m3 value tile: 64 groups of 8 dims, 4 core matrices of 16 keys each");
+// Q of the all-fp8 recipes as Sᵀ = K Qᵀ's B operand on the e4m3 product (qk_e4m3): [16 heads][576]
+// e4m3 codes K-major in the canonical 8-bit layout, dims in e4m3_qk_dim's order (9 KB of QTile's 18).
+__host__ __device__ constexpr sm90::KMajorLayout8 e4m3_q_layout() { return {kQkDim}; }
+static_assert(kNumHeads * kQkDim <= QTile::kBytes && kQkDim % sm90::kWgK32 == 0);
+// Where key `key` (0 .. 63) of a tile lies in a K-major row of the e4m3 value tile and of P: row g
+// and row g + 8 of warp w's 16 (stmatrix .trans stores a pair of them as one 16-bit element) at
+// bytes 2 g and 2 g + 1 of core-matrix column w.
+__host__ __device__ constexpr int e4m3_key_position(int key) {
+  return 16 * (key / 16) + 2 * (key % 8) + (key % 16) / 8;
+}
+
 // The end of a token in the decoded kernels, in each warpgroup's value tile: the half of Oᵀ handed
 // to the other warpgroup (kExchangeBytes: 4 chunks of 8 floats a thread), then the warpgroup's
 // output staged [head][dim] with rows kStagedStride floats apart (256 dims + 4: a row 4 banks on
@@ -84,6 +108,10 @@ constexpr int kStagedStride = kVDim / 2 + 4;
 static_assert(kExchangeBytes + kNumHeads * kStagedStride * sizeof(float) <= kFp8ValueBytes && kStagedStride % 4 == 0,
               "the exchange and the staged output fit in a value tile");
 static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies move 16-byte multiples");
+// An e4m3 value tile's region (kE4m3Pv): the tile, or at a token's end the exchange and the staged
+// output (above), in whole 1024-byte swizzle periods so that the next region stays aligned.
+constexpr int kE4m3ValueRegionBytes =
+    (std::max<int>(kE4m3ValueBytes, kExchangeBytes + kNumHeads * kStagedStride * sizeof(float)) + 1023) / 1024 * 1024;
 
 // MXFP4 tiles (a16w4): parts of kFp8PartRows rows as well, each 288 code bytes (plain bulk copies),
 // then a slot for the part's scale bytes. A scale row is 18 bytes, so rows lie 2 bytes apart of
@@ -146,10 +174,11 @@ __device__ __forceinline__ int mx_scale_span(int skew, int rows) { return (skew 
 //   stage  bf16: kStages tiles of kTileKeys cache rows in KvTile layout;
 //          fp8: the ring of kFp8RingParts parts of kFp8PartRows raw rows (576 bytes each);
 //          MXFP4: the ring of kMxfp4RingParts parts of kFp8PartRows code rows and their scale slot
-//   value  fp8, MXFP4: per warpgroup, the bf16 value tile of its latest tile (KvTile layout, boxes 0..7)
+//   value  fp8, MXFP4: per warpgroup, the bf16 value tile of its latest tile (KvTile layout, boxes 0..7;
+//          the all-fp8 recipes: Vᵀ's e4m3 codes in e4m3_layout, a region of kE4m3ValueRegionBytes)
 //   q      Q of the current token in QTile layout (16 rows; fp8: dims permuted as the A fragments)
 //   p      per warpgroup: P of its latest tile, [64 keys][16 heads] bf16 (Oᵀ's B operand, MN-major;
-//          a4w4 f16, the all-fp8 recipes the f16 values of e4m3fn codes)
+//          a4w4 f16; the all-fp8 recipes e4m3 codes [16 heads][64 keys] K-major in e4m3_layout)
 //   pub    per warpgroup: its latest tile's α, Σp and new running max of each head, [3][16] floats
 //          (the decoded kernels publish no Σp)
 //   red    per warpgroup: per-warp partial maxima and sums of each head, [kWarps][16] floats each
@@ -181,11 +210,11 @@ struct SharedPlan {
   int full_barriers = 0, empty_barriers = 0, bytes = 0;
 };
 constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = kFp8RingParts,
-                                  int part_bytes = kFp8PartBytes, int pack = 1) {
+                                  int part_bytes = kFp8PartBytes, int pack = 1, int value_bytes = kFp8ValueBytes) {
   SharedPlan s;
   if (fp8) {
     s.value = 0;
-    s.q = kWarpgroups * kFp8ValueBytes;
+    s.q = kWarpgroups * value_bytes;
     s.stage = s.q + QTile::kBytes;
     s.p = s.stage + ring_parts * part_bytes;
     s.full_barriers = s.empty_barriers = ring_parts;
@@ -207,10 +236,13 @@ constexpr SharedPlan shared_plan(bool fp8, bool fused = false, int ring_parts = 
   s.bytes = s.drain + (fp8 ? kConsumerWarps * 4 : 0) + kAlignSlack;
   return s;
 }
-template <problem::KvFormat Kv, bool Fused, int Pack = 1>
-constexpr SharedPlan kPlan = Kv == problem::KvFormat::mxfp4
-                                 ? shared_plan(true, false, kMxfp4RingParts, kMxPartBytes)
-                                 : shared_plan(Kv == problem::KvFormat::fp8, Fused, kFp8RingParts, kFp8PartBytes, Pack);
+// P: fp8 KV with fp8 P (the all-fp8 recipes) takes the e4m3 value tiles and the longer ring.
+template <problem::KvFormat Kv, bool Fused, int Pack = 1, problem::PFormat P = problem::PFormat::bf16>
+constexpr SharedPlan kPlan =
+    Kv == problem::KvFormat::mxfp4 ? shared_plan(true, false, kMxfp4RingParts, kMxPartBytes)
+    : Kv == problem::KvFormat::fp8 && P == problem::PFormat::fp8
+        ? shared_plan(true, Fused, kE4m3RingParts, kFp8PartBytes, Pack, kE4m3ValueRegionBytes)
+        : shared_plan(Kv == problem::KvFormat::fp8, Fused, kFp8RingParts, kFp8PartBytes, Pack);
 constexpr bool plan_fits(const SharedPlan& s, bool fp8) {
   return s.bytes <= 232448 &&  // sm_90's 227 KB per block
          s.value % KvTile::kAtomBytes == 0 && s.q % KvTile::kAtomBytes == 0 &&
@@ -222,6 +254,10 @@ static_assert(plan_fits(shared_plan(false, true), false), "the fused bf16 plan e
 static_assert(plan_fits(kPlan<problem::KvFormat::bf16, false, kMaxPack>, false) &&
                   plan_fits(kPlan<problem::KvFormat::bf16, true, kMaxPack>, false),
               "the bf16 plans of packed tokens exceed sm_90's 227 KB or misalign");
+static_assert(plan_fits(kPlan<problem::KvFormat::fp8, false, 1, problem::PFormat::fp8>, true) &&
+                  !plan_fits(shared_plan(true, false, kE4m3RingParts + 1, kFp8PartBytes, 1, kE4m3ValueRegionBytes),
+                             true),
+              "the all-fp8 plan: kE4m3RingParts parts fit, one more would not (config.h)");
 static_assert(plan_fits(kPlan<problem::KvFormat::mxfp4, false>, true) &&
                   kPlan<problem::KvFormat::mxfp4, false>.stage % 128 == 0,
               "the MXFP4 plan exceeds sm_90's 227 KB or misaligns its parts");

@@ -412,4 +412,24 @@ __device__ __forceinline__ void stmatrix_fragment(uint32_t row_address, const Wg
 #endif
 }
 
+// Four 8 x 8 matrices of 16-bit elements stored transposed, one stmatrix .x4 .trans: register i of
+// each lane holds elements (lane / 4, 2 (lane % 4)) and (lane / 4, 2 (lane % 4) + 1) of matrix i, low
+// half first; the 16-byte memory row whose shared address lane 8 i + r gives receives column r of
+// matrix i, its 8 elements in row order.
+__device__ __forceinline__ void stmatrix_trans_x4(uint32_t row_address, uint32_t m0, uint32_t m1, uint32_t m2,
+                                                  uint32_t m3) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(row_address),
+               "r"(m0), "r"(m1), "r"(m2), "r"(m3)
+               : "memory");
+#else
+  (void)row_address;
+  (void)m0;
+  (void)m1;
+  (void)m2;
+  (void)m3;
+  __trap();  // compiled for sm_90a only (gpu/CMakeLists.txt)
+#endif
+}
+
 }  // namespace mlacheck::gpu::sm90
