@@ -42,10 +42,10 @@ int run_list() {
   }
 
   fmt::print("\nGPU strategies (mlacheck verify/bench --strategy GLOB):\n");
-  fmt::print("  {:<33} {:<12} {:<12} {:>7} {:>6}  {}\n", "name", "recipe", "schedule", "threads",
+  fmt::print("  {:<33} {:<26} {:<12} {:>7} {:>6}  {}\n", "name", "recipe", "schedule", "threads",
              "splits", "why these tunables");
   for (const gpu::Strategy& s : gpu::strategies())
-    fmt::print("  {:<33} {:<12} {:<12} {:>7} {:>6}  {}\n", s.name, s.recipe.name,
+    fmt::print("  {:<33} {:<26} {:<12} {:>7} {:>6}  {}\n", s.name, problem::spell(s.recipe),
                gpu::to_string(s.schedule),
                s.tunables.threads > 0 ? std::to_string(s.tunables.threads) : "kernel",
                s.schedule != gpu::Schedule::split_k ? "-"

@@ -8,6 +8,7 @@
 #include "gpu/common/config.h"
 #include "gpu/fast/config.h"
 #include "gpu/hopper/config.h"
+#include "gpu/hopper/e4m3_order.h"
 #include "gpu/portable/config.h"
 #include "gpu/workspace.h"
 #include "quant/formats.h"
@@ -26,6 +27,8 @@ struct Row {
   FamilyId family;
   Tunables tunables;
   std::string_view why;
+  // How the kernel sums fp8 x fp8 products, where that differs from the preset's float32.
+  problem::Fp8Accumulation fp8_acc = problem::Fp8Accumulation::f32;
 };
 
 constexpr std::string_view kWhySingle = "threads: portable kernel's 16 heads x 16 keys (not tuned)";
@@ -99,16 +102,22 @@ constexpr Row kTable[] = {
     {"a16w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperFp8},
     {"a16w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperMxfp4},
     {"a4w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA4w4},
-    {"a8w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8},
-    {"a8w8-static", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8},
-    {"a8w8-cast", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8},
+    {"a8w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8,
+     hopper::kE4m3Accumulation},
+    {"a8w8-static", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8,
+     hopper::kE4m3Accumulation},
+    {"a8w8-cast", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8,
+     hopper::kE4m3Accumulation},
     {"a16w16", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
     {"a16w8", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
     {"a16w4", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
     {"a4w4", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
-    {"a8w8", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
-    {"a8w8-static", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
-    {"a8w8-cast", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
+    {"a8w8", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent,
+     hopper::kE4m3Accumulation},
+    {"a8w8-static", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent,
+     hopper::kE4m3Accumulation},
+    {"a8w8-cast", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent,
+     hopper::kE4m3Accumulation},
 };
 
 std::vector<Strategy> build_table() {
@@ -122,6 +131,11 @@ std::vector<Strategy> build_table() {
     s.name = std::string(row.recipe) + "/" + std::string(to_string(row.schedule)) + "/" +
              std::string(s.family->name);
     s.recipe = *recipe;
+    s.recipe.fp8_acc = row.fp8_acc;
+    if (row.fp8_acc == problem::Fp8Accumulation::tc64) {  // the e4m3 kernels' operand orders
+      s.tc_qk_order = hopper::kE4m3QkRunOrder;
+      s.tc_pv_order = hopper::kE4m3PvRunOrder;
+    }
     if (row.tunables.softmax_tile > 0) s.recipe.softmax_tile = row.tunables.softmax_tile;
     s.schedule = row.schedule;
     s.tunables = row.tunables;

@@ -2,6 +2,7 @@
 // Compile-time constants of the Hopper family (NVIDIA sm_90a: warpgroup MMA), each with why. Plain
 // C++: the host side (launcher, family, registry) reads them too. First version: correctness and
 // the operand layout (gpu/sm90/wgmma.h DecodeTileLayout); nothing here is tuned yet.
+#include "problem/recipe.h"
 #include "problem/split_plan.h"
 
 namespace mlacheck::gpu::hopper {
@@ -47,6 +48,15 @@ inline constexpr int kE4m3RingParts = 15;
 // Promoted is right whatever the probe finds; chained only if it finds float32 sums.
 inline constexpr bool kE4m3PromoteScores = true;
 inline constexpr bool kE4m3PromoteOutputs = true;
+// What the emulation must sum like for these kernels (problem/recipe.h Fp8Accumulation): both
+// promoted are runs of 64 products (a box, a tile: the 64-key tiles start at each split's first
+// key, as the emulation's softmax steps do), which fp8-acc=tc64 replays with ref/fp8_mma.h's
+// model; the chained form has no emulation but float32 (right only if the probe finds float32).
+// tc64 holds the kernels to the model: set ref/fp8_mma.h's kSm90Fp8Mma from the probe's fit
+// (docs/probes/fp8_accumulation.cu) before verifying them (docs/HOPPER.md, the landing rule).
+inline constexpr problem::Fp8Accumulation kE4m3Accumulation =
+    kE4m3PromoteScores && kE4m3PromoteOutputs ? problem::Fp8Accumulation::tc64
+                                               : problem::Fp8Accumulation::f32;
 // MXFP4 KV (a16w4): the fp8 design, with parts of kFp8PartRows rows of 288 code bytes plus a slot
 // for their 18 scale bytes each (attention.hip). An MXFP4 tile is 19.6 KB, about half an fp8 tile,
 // so 8 parts (two tiles) would keep only 39 KB in flight per SM; 10 (2.5 tiles, 66.5 KB) are as

@@ -412,12 +412,8 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
   }
 }
 
-// The dim at K position p (0 .. 575) of qk_e4m3's products: box p / 64, K step h = p % 64 / 32 of
-// it, column q = p % 32 of the step: dim 16 t + 8 h + 4 (q / 16) + q % 4 of the box, t = q % 16 / 4.
-__host__ __device__ constexpr int e4m3_qk_dim(int p) {
-  const int box = p / KvTile::kBoxDims, h = p % KvTile::kBoxDims / sm90::kWgK32, q = p % sm90::kWgK32;
-  return box * KvTile::kBoxDims + 16 * (q % 16 / 4) + 8 * h + 4 * (q / 16) + q % 4;
-}
+// e4m3_qk_dim (gpu/hopper/e4m3_order.h): the dim at K position p of qk_e4m3's products.
+static_assert(KvTile::kBoxDims == 64 && sm90::kWgK32 == 32, "e4m3_order.h's runs: a box, two K steps");
 
 // The dim at position p (0..63) of a 64-dim box in qk_decoded's column order: K step j = p / 16,
 // column κ = p % 16 of its A fragment holds dim 16 (κ % 8 / 2) + 4 j + 2 (κ / 8) + κ % 2, so each

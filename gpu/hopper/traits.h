@@ -8,6 +8,7 @@
 
 #include "gpu/common/args.h"
 #include "gpu/hopper/config.h"
+#include "gpu/hopper/e4m3_order.h"
 #include "gpu/mma/mma_nvidia.h"
 #include "gpu/sm90/cluster_merge.h"
 #include "gpu/sm90/wgmma.h"
@@ -92,12 +93,8 @@ static_assert(kE4m3ValueBytes <= kFp8ValueBytes && e4m3_layout().stride_bytes() 
 // e4m3 codes K-major in the canonical 8-bit layout, dims in e4m3_qk_dim's order (9 KB of QTile's 18).
 __host__ __device__ constexpr sm90::KMajorLayout8 e4m3_q_layout() { return {kQkDim}; }
 static_assert(kNumHeads * kQkDim <= QTile::kBytes && kQkDim % sm90::kWgK32 == 0);
-// Where key `key` (0 .. 63) of a tile lies in a K-major row of the e4m3 value tile and of P: row g
-// and row g + 8 of warp w's 16 (stmatrix .trans stores a pair of them as one 16-bit element) at
-// bytes 2 g and 2 g + 1 of core-matrix column w.
-__host__ __device__ constexpr int e4m3_key_position(int key) {
-  return 16 * (key / 16) + 2 * (key % 8) + (key % 16) / 8;
-}
+// e4m3_key_position (gpu/hopper/e4m3_order.h): where key `key` of a tile lies in a K-major row of
+// the e4m3 value tile and of P.
 
 // The end of a token in the decoded kernels, in each warpgroup's value tile: the half of Oᵀ handed
 // to the other warpgroup (kExchangeBytes: 4 chunks of 8 floats a thread), then the warpgroup's

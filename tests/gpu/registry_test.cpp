@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -11,12 +12,15 @@
 #include "gpu/family.h"
 #include "gpu/fast/instances.h"
 #include "gpu/fast/split_rule.h"
+#include "gpu/hopper/config.h"
+#include "gpu/hopper/e4m3_order.h"
 #include "gpu/hopper/instances.h"
 #include "gpu/portable/instances.h"
 #include "gpu/registry.h"
 #include "gpu/workspace.h"
 #include "problem/batch.h"
 #include "problem/kv_cache.h"
+#include "problem/recipe.h"
 #include "problem/shape.h"
 #include "problem/split_plan.h"
 
@@ -63,6 +67,29 @@ TEST(GpuRegistry, EveryRecipeHasBothSchedulesAndNamesFollowTheGrammar) {
     EXPECT_EQ(s.family->launcher, nullptr) << s.name;
     EXPECT_TRUE(not_built_here(*s.family).has_value()) << s.name;
 #endif
+  }
+  // Only the hopper kernels on the e4m3 product (the all-fp8 recipes) sum fp8 products otherwise
+  // than in float32, and the emulation must be told (gpu/hopper/config.h kE4m3Accumulation).
+  for (const Strategy& s : strategies()) {
+    const bool e4m3 = s.family->id == FamilyId::hopper && s.recipe.q != problem::QFormat::bf16 &&
+                      s.recipe.kv == problem::KvFormat::fp8;
+    EXPECT_EQ(s.recipe.fp8_acc, e4m3 ? hopper::kE4m3Accumulation : problem::Fp8Accumulation::f32) << s.name;
+    // Their emulation takes the kernels' operand orders: a permutation of a run's 64 each.
+    const bool ordered = s.recipe.fp8_acc == problem::Fp8Accumulation::tc64;
+    for (const std::span<const int> order : {s.tc_qk_order, s.tc_pv_order}) {
+      ASSERT_EQ(order.size(), ordered ? 64u : 0u) << s.name;
+      std::set<int> seen(order.begin(), order.end());
+      EXPECT_EQ(seen.size(), order.size()) << s.name;
+      if (!order.empty()) {
+        EXPECT_TRUE(*seen.begin() == 0 && *seen.rbegin() == 63) << s.name;
+      }
+    }
+  }
+  // K step 0 of a Q·Kᵀ box holds the dims 16 t + r (t 0..3, r 0..7), step 1 the others (so the
+  // emulation's steps are not the box's halves); P·V's steps are the tile's halves of 32 keys.
+  for (int p = 0; p < 64; ++p) {
+    EXPECT_EQ(hopper::kE4m3QkRunOrder[static_cast<std::size_t>(p)] % 16 / 8, p / 32) << p;
+    EXPECT_EQ(hopper::kE4m3PvRunOrder[static_cast<std::size_t>(p)] / 32, p / 32) << p;
   }
   for (const problem::Recipe& r : problem::recipes()) {
     EXPECT_NE(find_strategy(std::string(r.name) + "/single-pass/portable"), nullptr) << r.name;
