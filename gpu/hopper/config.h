@@ -51,7 +51,9 @@ inline constexpr bool kE4m3PromoteOutputs = true;
 // What the emulation must sum like for these kernels (problem/recipe.h Fp8Accumulation): both
 // promoted are runs of 64 products (a box, a tile: the 64-key tiles start at each split's first
 // key, as the emulation's softmax steps do), which fp8-acc=tc64 replays with ref/fp8_mma.h's
-// model; the chained form has no emulation but float32 (right only if the probe finds float32).
+// model; the chained form (its scores in two accumulators of 288 products each, added in float32,
+// Oᵀ carried across tiles) is neither tc64 nor tc, so it has no emulation but float32 (right only if
+// the probe finds float32).
 // tc64 holds the kernels to the model: set ref/fp8_mma.h's kSm90Fp8Mma from the probe's fit
 // (docs/probes/fp8_accumulation.cu) before verifying them (docs/HOPPER.md, the landing rule).
 inline constexpr problem::Fp8Accumulation kE4m3Accumulation =
