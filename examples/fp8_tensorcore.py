@@ -1,8 +1,8 @@
 """A model of how an NVIDIA sm_90 tensor core accumulates fp8 x fp8 products (wgmma ... .e4m3.e4m3).
 
-NVIDIA does not document it. docs/probes/fp8_accumulation.cu measured it on an H100 (2026-12-05)
-and docs/probes/fp8_accumulation_fit.py found this file's defaults to reproduce every output bit
-for bit: one K step of the instruction (32 products of one output) and the incoming accumulator C
+NVIDIA does not document it. docs/probes/fp8_accumulation.cu measured it on an H100 and an H200
+(2026-12-05) and docs/probes/fp8_accumulation_fit.py found this file's defaults to reproduce every
+output bit for bit (a subnormal factor aligned at its field's exponent, -6): one K step of the instruction (32 products of one output) and the incoming accumulator C
 are aligned at the largest exponent among them, a product's exponent being the sum of its factors'
 (its significand, a product of two in [1, 2), may reach [2, 4): the "around 14 bits" of
 DeepSeek-V3's report, section 3.3.2); each is cut to `bits` bits below it (toward zero, or toward

@@ -10,7 +10,7 @@ sum from the unrounded P). Schedule: numpy_decode.py's (SPLITS ranges of ceil(L 
 TILE-key online-softmax steps, the LSE merge). Both products, Q·Kᵀ on the codes and P·V on P's and
 V's codes, run through fp8_tensorcore.accumulate:
 - --run 64 (default): a fresh accumulator for every 64 products, added to a float32 sum: Q·Kᵀ per
-  64-dim box, P·V per 64-key tile (branch e4m3-merge's hopper a8w8 kernel, config.h
+  64-dim box, P·V per 64-key tile (the a8w8 hopper kernels, gpu/hopper/config.h
   kE4m3PromoteScores / kE4m3PromoteOutputs);
 - --run 0: never promoted: the whole 576-dim dot, and a split's P·V with the float32 accumulator
   (scaled by the softmax correction) fed back as C every tile (Triton's default on sm_90).

@@ -41,7 +41,7 @@ enum class KvScale : uint8_t { scores_output, fold_bf16, fold_f16 };
 // 16-bit product of the codes). tc64 and tc: as an sm_90 tensor core sums them (ref/fp8_mma.h's
 // model, measured by docs/probes/fp8_accumulation.cu; e4m3fn codes only). tc64: a
 // fresh accumulator for every 64 products added to a float32 sum: Q·Kᵀ per 64-dim box, P·V per 64
-// keys from the start of each softmax step (branch e4m3-merge's hopper a8w8 kernels). tc: never
+// keys from the start of each softmax step (the a8w8 hopper kernels, gpu/hopper/config.h). tc: never
 // promoted: Q·Kᵀ's 576 products in one accumulator, and P·V's float32 accumulator, scaled by the
 // softmax step's correction, the tensor core's C for the next step's products (Triton's default
 // for fp8 x fp8 tl.dot on sm_90: max_num_imprecise_acc_default = 2**30).

@@ -5,8 +5,8 @@
 // fits examples/fp8_tensorcore.py's model to them on the CPU. A measurement, not part of the build:
 //   nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a -I. docs/probes/fp8_accumulation.cu -o fp8acc
 //   OUT=. ./fp8acc && python docs/probes/fp8_accumulation_fit.py fp8acc.bin
-// Ran 2026-12-05 on an H100 (device run of build-dev/call1b.sh, 512 trials): the fit found a model
-// that reproduces all 524 288 outputs bit for bit (ref/fp8_mma.h kSm90Fp8Mma says which).
+// Ran 2026-12-05 on an H100 (512 trials) and an H200 (these 640): ref/fp8_mma.h's kSm90Fp8Mma
+// reproduces all 524 288 and 655 360 outputs bit for bit (docs/PERF.md, tenth session's runs).
 #include <cstdio>
 #include <cstdint>
 #include <cstring>

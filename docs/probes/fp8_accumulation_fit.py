@@ -10,7 +10,9 @@ that gets every output is the one to emulate. The search: the products aligned p
 subnormal factor at its field's exponent or its own), cut to 12..16, 24 or 30 bits toward zero or
 -inf, the accumulator kept to 13 bits (truncated) or 23 (truncated or to nearest).
 The H100 of 2026-12-05 (512 trials): 13 bits at the factors' exponents, C aligned, toward zero, 13
-mantissa bits truncated, group 32: all 524 288 outputs; at the products' own exponents, 78 %.
+mantissa bits truncated, group 32: all 524 288 outputs; at the products' own exponents, 78 %. The
+H200 (640 trials): the same model all 655 360, subnormal factors at the field's exponent (-6); at
+their own, 93 % of the subnormal trials.
 
     python docs/probes/fp8_accumulation_fit.py fp8acc.bin
     python docs/probes/fp8_accumulation_fit.py synth.bin --synth   # self-check: a copy of the

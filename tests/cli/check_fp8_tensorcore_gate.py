@@ -6,7 +6,7 @@ examples/fp8_tensorcore.py models that accumulation as docs/probes/fp8_accumulat
 the model. Checked here:
 - the model does what its text says, on sums whose exact values are known (the cases of
   GpuWgmma.E4m3AccumulationKeepsTheModelsBits, which runs them on the hardware);
-- no false alarm: the kernel with a fresh accumulator every 64 products (branch e4m3-merge's
+- no false alarm: the kernel with a fresh accumulator every 64 products (the a8w8 hopper kernels'
   design) at 13 bits with an FP22 accumulator (ref/fp8_mma.h's kSm90Fp8Mma) passes compare as
   a8w8:fp8-acc=tc64 (whose emulation sums as that model does) on every committed golden, with its
   schedule declared or not, and the kernel that never promotes (Triton's default on sm_90) passes

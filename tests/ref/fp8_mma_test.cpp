@@ -145,8 +145,8 @@ TEST(RefFp8Mma, StepsOfThirtyTwoAndWideModelsAreFloat32) {
   EXPECT_EQ(accumulate(0.0f, spread.data(), 32, with_bits(14, 23)), 0x1p4f + 31 * 0x1p-10f);
 }
 
-// The alignment the probe measured (ref/fp8_mma.h): a product at its factors' exponents summed;
-// an e4m3 subnormal factor at its field's exponent, -6 (kSm90Fp8Mma), or at its own.
+// The alignment the probe measured (ref/fp8_mma.h): a product at its factors' exponents summed,
+// an e4m3 subnormal factor at its field's exponent, -6 (kSm90Fp8Mma), not at its own.
 TEST(RefFp8Mma, ProductsAlignAtTheirFactorsExponents) {
   // 1.875 x 3.75 = 7.03125 (exponent 2) aligns at 0 + 1 = 1: two products 2^-6 x 2^-6 = 2^-12 stay
   // on its grid of 2^(1 - 13); aligned at its own exponent (grid 2^-11) they are cut.
