@@ -40,22 +40,23 @@ inline constexpr int kFp8RingParts = 8;
 // e4m3 codes (32 KB each, 33 KB with the epilogue's exchange: traits.h), so the 62 KB saved go to
 // the ring: 15 parts (3.75 tiles in flight) fit (traits.h's static_assert), a 16th does not.
 inline constexpr int kE4m3RingParts = 15;
-// The e4m3 product's own accumulation, whose precision NVIDIA does not document (public measurements:
-// 13 or 14 mantissa bits, truncating; GpuWgmma.E4m3AccumulationKeepsFloat32Bits measures it):
+// The e4m3 product's own accumulation keeps 13 bits below a K step's largest term, truncated
+// (NVIDIA does not document it; measured bit for bit on an H100 and an H200: ref/fp8_mma.h):
 // promoted, each box of Q·Kᵀ (64 dims) and each tile of P·V (64 keys) goes into a fresh accumulator
 // added to the scores or Oᵀ in float32, as DeepGEMM promotes every 128; chained, the products
-// accumulate onto the scores and Oᵀ themselves (fewer waits and adds: 120 FADD fewer a tile in SASS).
-// Promoted is right whatever the probe finds; chained only if it finds float32 sums.
+// accumulate onto the scores and Oᵀ themselves (fewer waits and adds: 120 FADD fewer a tile in SASS),
+// losing what lies 13 bits below the running sum. Promoted, so that no sum runs through the tensor
+// core beyond 64 products.
 inline constexpr bool kE4m3PromoteScores = true;
 inline constexpr bool kE4m3PromoteOutputs = true;
 // What the emulation must sum like for these kernels (problem/recipe.h Fp8Accumulation): both
 // promoted are runs of 64 products (a box, a tile: the 64-key tiles start at each split's first
 // key, as the emulation's softmax steps do), which fp8-acc=tc64 replays with ref/fp8_mma.h's
 // model; the chained form (its scores in two accumulators of 288 products each, added in float32,
-// Oᵀ carried across tiles) is neither tc64 nor tc, so it has no emulation but float32 (right only if
-// the probe finds float32).
-// tc64 holds the kernels to the model: set ref/fp8_mma.h's kSm90Fp8Mma from the probe's fit
-// (docs/probes/fp8_accumulation.cu) before verifying them (docs/HOPPER.md, the landing rule).
+// Oᵀ carried across tiles) is neither tc64 nor tc, so it has no emulation: float32 sums are not
+// what the hardware does (the probe), so verify would judge it against the wrong sums.
+// tc64 holds the kernels to the model, bit for bit where the rest of the kernel is (verify: 0-4
+// bf16 ulps on most pairs, docs/PERF.md tenth session).
 inline constexpr problem::Fp8Accumulation kE4m3Accumulation =
     kE4m3PromoteScores && kE4m3PromoteOutputs ? problem::Fp8Accumulation::tc64
                                                : problem::Fp8Accumulation::f32;

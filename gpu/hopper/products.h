@@ -125,51 +125,44 @@ __device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[
   sm90::wgmma_commit();
 }
 
-// issue_pv on the e4m3 product (the all-fp8 recipes, kE4m3Pv): Vᵀ from the e4m3 value tile and P
-// as e4m3 codes, both in e4m3_layout() (traits.h), two K steps of 32 keys per chunk of 64 dims: half
-// the products of issue_pv's 16-bit form, each reading half the bytes of its operands. e4m3 x e4m3
-// is exact in float32, as the f16 products of the same values were. Chained: the products
-// accumulate onto Oᵀ (config.h kE4m3PromoteOutputs false).
+// P·V's e4m3 products of one tile into `acc` (Vᵀ from the e4m3 value tile, P as e4m3 codes, both in
+// e4m3_layout(), traits.h), two K steps of 32 keys per chunk of 64 dims: half the products of
+// issue_pv's 16-bit form, each reading half the bytes of its operands. onto: the first K step adds
+// to acc, else it overwrites. Committed, not waited.
 template <int Chunks>
-__device__ __forceinline__ void issue_pv_e4m3(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* vt,
-                                              const unsigned char* p) {
-  rescale_outputs<true>(o, alpha);
+__device__ __forceinline__ void e4m3_pv_products(Acc (&acc)[Chunks], const unsigned char* vt, const unsigned char* p,
+                                                 bool onto) {
   const uint64_t v_desc = sm90::smem_descriptor(vt, e4m3_layout().leading_bytes(), e4m3_layout().stride_bytes());
   const uint64_t p_desc = sm90::smem_descriptor(p, e4m3_layout().leading_bytes(), e4m3_layout().stride_bytes());
 #pragma unroll
-  for (int v = 0; v < Chunks; ++v) sm90::wgmma_fence_operand(o[v]);
+  for (int v = 0; v < Chunks; ++v) sm90::wgmma_fence_operand(acc[v]);
   sm90::wgmma_fence();
 #pragma unroll
   for (int v = 0; v < Chunks; ++v)
 #pragma unroll
     for (int k = 0; k < kE4m3PvSteps; ++k) {
       const int k0 = k * sm90::kWgK32;
-      sm90::wgmma_m64n16k32_e4m3(o[v], sm90::descriptor_advance(v_desc, e4m3_layout().offset_bytes(v * sm90::kWgM, k0)),
-                                 sm90::descriptor_advance(p_desc, e4m3_layout().offset_bytes(0, k0)), true);
+      sm90::wgmma_m64n16k32_e4m3(acc[v], sm90::descriptor_advance(v_desc, e4m3_layout().offset_bytes(v * sm90::kWgM, k0)),
+                                 sm90::descriptor_advance(p_desc, e4m3_layout().offset_bytes(0, k0)), onto || k > 0);
     }
   sm90::wgmma_commit();
 }
 
-// issue_pv_e4m3's products into fresh accumulators `tile` (each chunk's first K step overwrites),
-// no rescale: a tile's P·V whose sums the caller adds to Oᵀ in float32 once they are done, so that
-// at most one K step of the e4m3 product's own accumulation (its precision undocumented: the probe
-// GpuWgmma.E4m3AccumulationKeepsFloat32Bits) enters a sum, not every tile of a split's.
+// issue_pv on the e4m3 product (the all-fp8 recipes, kE4m3Pv), chained: Oᵀ rescaled, then the
+// products accumulate onto it (config.h kE4m3PromoteOutputs false).
+template <int Chunks>
+__device__ __forceinline__ void issue_pv_e4m3(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* vt,
+                                              const unsigned char* p) {
+  rescale_outputs<true>(o, alpha);
+  e4m3_pv_products(o, vt, p, true);
+}
+
+// The same products into fresh accumulators `tile`, no rescale: a tile's P·V whose sums the caller
+// adds to Oᵀ in float32 once they are done, so that the tensor core's own accumulation (13 bits
+// below a K step's largest term: ref/fp8_mma.h, measured) sums one tile's two K steps, not a split's.
 template <int Chunks>
 __device__ __forceinline__ void issue_pv_e4m3_fresh(Acc (&tile)[Chunks], const unsigned char* vt, const unsigned char* p) {
-  const uint64_t v_desc = sm90::smem_descriptor(vt, e4m3_layout().leading_bytes(), e4m3_layout().stride_bytes());
-  const uint64_t p_desc = sm90::smem_descriptor(p, e4m3_layout().leading_bytes(), e4m3_layout().stride_bytes());
-#pragma unroll
-  for (int v = 0; v < Chunks; ++v) sm90::wgmma_fence_operand(tile[v]);
-  sm90::wgmma_fence();
-#pragma unroll
-  for (int v = 0; v < Chunks; ++v)
-#pragma unroll
-    for (int k = 0; k < kE4m3PvSteps; ++k) {
-      const int k0 = k * sm90::kWgK32;
-      sm90::wgmma_m64n16k32_e4m3(tile[v], sm90::descriptor_advance(v_desc, e4m3_layout().offset_bytes(v * sm90::kWgM, k0)),
-                                 sm90::descriptor_advance(p_desc, e4m3_layout().offset_bytes(0, k0)), k > 0);
-    }
-  sm90::wgmma_commit();
+  e4m3_pv_products(tile, vt, p, false);
 }
 
 // b^x in float32 for the softmax step: CUDA expf / exp2f (<= 2 ulp, the kernel bound's kGpuExpUlps).
