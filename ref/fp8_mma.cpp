@@ -50,11 +50,11 @@ double aligned_sum(const float* a, const float* b, int64_t n, double c, bool wit
 
 }  // namespace
 
-// In double throughout: every step is exact (above), and no term needs decoding beyond its
-// exponent field, so a K step costs a few instructions a product (the emulation calls this for
+// Every step exact (aligned_sum, keep_mantissa), and no term needs decoding beyond its exponent
+// field, so a K step costs a few instructions a product (the emulation calls this for
 // every product of an fp8-acc tc64 / tc recipe).
 float fp8_mma_accumulate(float c, const float* a, const float* b, int64_t n, const Fp8MmaModel& model) {
-  constexpr int kMaxGroup = 64;  // a K step is 32; the fit's search tries 4 .. 32
+  constexpr int kMaxGroup = 64;  // a K step is 32 (the fit tries 4 .. 32); 65 terms keep sums exact
   constexpr int kMaxBits = 44;   // keeps a group's sum of cut terms below 2^53 (above)
   if (model.group < 1 || model.group > kMaxGroup)
     throw std::invalid_argument("fp8_mma_accumulate: group " + std::to_string(model.group) + " not in 1 .. 64");
