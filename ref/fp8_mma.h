@@ -47,4 +47,27 @@ inline constexpr Fp8MmaModel kSm90Fp8Mma{.bits = 13, .final_bits = 13, .align_c 
 // float. Throws std::invalid_argument for a group outside 1 .. 64 or bits outside 1 .. 44.
 float fp8_mma_accumulate(float c, const float* a, const float* b, int64_t n, const Fp8MmaModel& model);
 
+// The same sums under kSm90Fp8Mma for operands decoded once and reused by many sums (the
+// emulation's K row by 16 heads, Q by every key, V by 16 heads, P by 512 columns): the e4m3fn values,
+// each with its alignment exponent, max(floor(log2 |x|), -6), or kZeroFactorExponent for ±0 (the
+// model leaves zero products out of the alignment). Below any real exponent sum (-12 .. 16) even
+// when added to the largest (8), and twice it still fits in int.
+inline constexpr int32_t kZeroFactorExponent = -(1 << 20);
+
+// exponent[i] of x[i] for i < n, through quant's e4m3fn codec. False when some x[i] is not a finite
+// e4m3fn value (NaN, off the grid): only fp8_mma_accumulate is defined for such operands.
+bool e4m3_factor_exponents(const float* x, int64_t n, int32_t* exponent);
+
+// Sums of this form side by side (Q·Kᵀ: a key's 16 heads; P·V: 16 of the 512 columns, for the
+// four SSE2 vectors of the baseline x86-64 target).
+inline constexpr int kFp8MmaLanes = 16;
+
+// For j < kFp8MmaLanes, c[j] = fp8_mma_accumulate(c[j], a, b_j, n, kSm90Fp8Mma), bit for bit, where
+// a holds a[k * a_stride] and b_j b[k * ldb + j] (k < n), with their exponents at the same offsets in
+// a_exponent and b_exponent, all accepted by e4m3_factor_exponents. No decoding per product: a K
+// step's alignment is a maximum of integers, and each term one float32 to int32 conversion
+// (ref/fp8_mma.cpp, e4m3_step, says why each is exact), vectorized across the lanes.
+void fp8_mma_accumulate_e4m3(float* c, const float* a, const int32_t* a_exponent, int64_t a_stride,
+                             const float* b, const int32_t* b_exponent, int64_t ldb, int64_t n);
+
 }  // namespace mlacheck::ref

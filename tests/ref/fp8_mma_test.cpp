@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "quant/fp8.h"
 #include "ref/fp8_mma.h"
 
 namespace mlacheck::ref {
@@ -221,6 +222,86 @@ TEST(RefFp8Mma, BitLevelSumsEqualTheModelInDouble) {
                 }
   }
   EXPECT_EQ(checked, 400 * 6 * 2 * 2 * 2 * 2 * 4 * 3);
+}
+
+// e4m3_factor_exponents on every e4m3fn code: each finite value is accepted with its alignment
+// exponent (max(floor(log2 |x|), -6), or kZeroFactorExponent for ±0); NaN and values off the grid
+// or past the max are refused.
+TEST(RefFp8Mma, E4m3FactorExponentsOfEveryCode) {
+  for (int code = 0; code < 256; ++code) {
+    const float x = quant::fp8_to_f32(static_cast<uint8_t>(code), quant::Fp8Format::e4m3fn);
+    int32_t e = 0;
+    const bool ok = e4m3_factor_exponents(&x, 1, &e);
+    if (std::isnan(x)) {
+      EXPECT_FALSE(ok) << "code 0x" << std::hex << code;
+      continue;
+    }
+    EXPECT_TRUE(ok) << "code 0x" << std::hex << code;
+    EXPECT_EQ(e, x == 0 ? kZeroFactorExponent : std::max(std::ilogb(x), kE4m3MinExponent))
+        << "code 0x" << std::hex << code;
+  }
+  for (const float x : {1.0625f, -0x1p-10f, 449.0f, 480.0f, INFINITY}) {
+    int32_t e = 0;
+    EXPECT_FALSE(e4m3_factor_exponents(&x, 1, &e)) << x;
+  }
+}
+
+// fp8_mma_accumulate_e4m3 equals fp8_mma_accumulate under kSm90Fp8Mma bit for bit, lane by lane:
+// random e4m3fn operands (every exponent spread, zeros, subnormal codes, whole zero steps), widths
+// around the K step, strided operands, and a C of any size on each lane: 0 and -0, float
+// subnormals, the largest floats (the lanes the fast path hands back to the general form).
+TEST(RefFp8Mma, E4m3LanesEqualTheGeneralForm) {
+  std::mt19937 rng(20261205u);
+  const auto e4m3 = [&](int spread, int zeros) {  // exponent within `spread` of 2^0; 1 in `zeros` 0
+    const int e = 7 + static_cast<int>(rng() % static_cast<unsigned>(2 * spread + 1)) - spread;
+    const int m = std::min(static_cast<int>(rng() % 8), e >= 15 ? 6 : 7);  // 0x7F: NaN, not 480
+    const float v = e <= 0 ? std::ldexp(static_cast<float>(m), -9) : std::ldexp(1.0f + m / 8.0f, e - 7);
+    return rng() % static_cast<unsigned>(zeros) == 0 ? 0.0f : (rng() % 2 ? -v : v);
+  };
+  const auto any_c = [&]() {
+    switch (rng() % 8) {
+      case 0: return 0.0f;
+      case 1: return -0.0f;
+      case 2: return std::ldexp(static_cast<float>(rng() % 1000 + 1), -149);  // subnormal
+      case 3: return (rng() % 2 ? -1.0f : 1.0f) * std::ldexp(1.0f + static_cast<float>(rng() % 8388608) / 0x1p23f,
+                                                            static_cast<int>(rng() % 250) - 124);
+      default:
+        return (rng() % 2 ? -1.0f : 1.0f) * std::ldexp(1.0f + static_cast<float>(rng() % 8388608) / 0x1p23f,
+                                                      static_cast<int>(rng() % 40) - 20);
+    }
+  };
+  int checked = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int spread = trial % 9;
+    const int zeros = trial % 5 == 0 ? 2 : trial % 7 == 0 ? 1000000 : 8;
+    const int64_t n = std::vector<int64_t>{1, 7, 31, 32, 33, 64, 100}[static_cast<std::size_t>(trial % 7)];
+    const int64_t a_stride = trial % 2 ? 1 : 3, ldb = trial % 3 ? kFp8MmaLanes : kFp8MmaLanes + 5;
+    std::vector<float> a(static_cast<std::size_t>(n * a_stride)), b(static_cast<std::size_t>(n * ldb));
+    for (float& x : a) x = e4m3(spread, zeros);
+    for (float& x : b) x = e4m3(spread, zeros);
+    if (trial % 11 == 0)  // a whole zero K step in a
+      for (int64_t k = 0; k < std::min<int64_t>(n, kFp8MmaKStep); ++k) a[static_cast<std::size_t>(k * a_stride)] = 0;
+    std::vector<int32_t> ea(a.size()), eb(b.size());
+    ASSERT_TRUE(e4m3_factor_exponents(a.data(), static_cast<int64_t>(a.size()), ea.data()));
+    ASSERT_TRUE(e4m3_factor_exponents(b.data(), static_cast<int64_t>(b.size()), eb.data()));
+    float c[kFp8MmaLanes];
+    for (float& x : c) x = any_c();
+    float got[kFp8MmaLanes];
+    std::copy(c, c + kFp8MmaLanes, got);
+    fp8_mma_accumulate_e4m3(got, a.data(), ea.data(), a_stride, b.data(), eb.data(), ldb, n);
+    for (int j = 0; j < kFp8MmaLanes; ++j) {
+      std::vector<float> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
+      for (int64_t k = 0; k < n; ++k) {
+        x[static_cast<std::size_t>(k)] = a[static_cast<std::size_t>(k * a_stride)];
+        y[static_cast<std::size_t>(k)] = b[static_cast<std::size_t>(k * ldb + j)];
+      }
+      const float want = fp8_mma_accumulate(c[j], x.data(), y.data(), n, kSm90Fp8Mma);
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[j]), std::bit_cast<uint32_t>(want))
+          << "trial " << trial << " lane " << j << " n " << n << " C " << c[j] << ": " << got[j] << " vs " << want;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3000 * kFp8MmaLanes);
 }
 
 }  // namespace
