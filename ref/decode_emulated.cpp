@@ -15,10 +15,10 @@
 #include "ref/decode_common.h"
 #include "ref/detmath.h"
 #include "ref/emulated_inputs.h"
-#include "ref/fp8_mma.h"
 #include "ref/kernels.h"
 #include "ref/progress_counter.h"
 #include "ref/round_to.h"
+#include "ref/tensor_core_dot.h"
 
 namespace mlacheck::ref {
 namespace {
@@ -90,6 +90,9 @@ struct Workspace {
   std::vector<float> flip_w, flip_acc;  // p_flips: step sizes [n, 16], their sum against |V|
   std::vector<float> part_flip;         // [splits, 16, 512]
   std::vector<float> v_sq, v_abs;     // [chunk, 512] V^2 and |V| of the keys of one chunk
+  // Recipe::fp8_acc tc64 / tc (ref/tensor_core_dot.h): Qᵀ of one query, one K row, P and V of one
+  // chunk, each in the kernel's run order.
+  TensorCoreOperand tc_q, tc_k, tc_p, tc_v;  // [576, 16], [576, 1], [chunk, 16], [chunk, 512]
 };
 
 // b^x and log_b x in float32: the float32 rounding of the (nearly exact) double value.
@@ -116,39 +119,6 @@ void round_p(problem::PFormat p, quant::Fp8Format f, float* x, int64_t n) {
       for (int64_t i = 0; i < n; ++i) x[i] = round_to_fp8(x[i], f);
       return;
   }
-}
-
-// Recipe::fp8_acc tc64 / tc: a dot product of fp8 codes as the tensor core sums it, starting from
-// C = c: tc64 (promoted) adds a fresh accumulator's sum per run of 64 products to c in float32; tc
-// carries one accumulator through every run. `factors(i, x, y)` sets the i-th of the n products'
-// factors (the model aligns a product by their exponents); `order` (empty: in order) is where the
-// kernel puts a run's products (EmulationOptions::tc_qk_order), the positions of a short last run
-// past its end holding zeros (the kernel's masked keys). x and y: scratch of kTensorCoreRun each.
-template <class Factors>
-float tensor_core_dot(float c, int64_t n, Factors factors, std::span<const int> order, bool promoted,
-                      float* x, float* y) {
-  float sum = c;
-  for (int64_t i0 = 0; i0 < n; i0 += problem::kTensorCoreRun) {
-    const int64_t len = std::min<int64_t>(problem::kTensorCoreRun, n - i0);
-    int64_t width = len;
-    if (order.empty()) {
-      for (int64_t i = 0; i < len; ++i) factors(i0 + i, x[i], y[i]);
-    } else {
-      width = problem::kTensorCoreRun;
-      for (int p = 0; p < problem::kTensorCoreRun; ++p) {
-        const int at = order[static_cast<std::size_t>(p)];
-        if (at < len) {
-          factors(i0 + at, x[p], y[p]);
-        } else {
-          x[p] = 0.0f;
-          y[p] = 0.0f;
-        }
-      }
-    }
-    sum = promoted ? sum + fp8_mma_accumulate(0.0f, x, y, width, kSm90Fp8Mma)
-                   : fp8_mma_accumulate(sum, x, y, width, kSm90Fp8Mma);
-  }
-  return sum;
 }
 
 // An EmulationOptions tc order: empty, or a permutation of the run's 64 positions.
@@ -178,17 +148,9 @@ void scores(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace& ws) {
                    ws.s.data() + j0 * kNumHeads, kNumHeads);
       continue;
     }
-    float run_q[problem::kTensorCoreRun], run_k[problem::kTensorCoreRun];
-    for (int64_t j = 0; j < nc; ++j) {
-      const float* k = &ws.rows[j * kQkDim];
-      for (int h = 0; h < kNumHeads; ++h)
-        ws.s[(j0 + j) * kNumHeads + h] = tensor_core_dot(
-            0.0f, kQkDim,
-            [&](int64_t d, float& x, float& y) {
-              x = ws.qt[d * kNumHeads + h];
-              y = k[d];
-            },
-            c.qk_order, c.promoted, run_q, run_k);
+    for (int64_t j = 0; j < nc; ++j) {  // ws.s starts at 0: C = 0
+      ws.tc_k.assign(&ws.rows[j * kQkDim], 1, kQkDim, 1, c.qk_order);
+      tensor_core_products(ws.s.data() + (j0 + j) * kNumHeads, ws.tc_k, 0, ws.tc_q, c.promoted);
     }
   }
 }
@@ -206,17 +168,10 @@ void accumulate_pv(const Context& c, int64_t b, int64_t t0, int64_t n, Workspace
                    ws.rows.data(), kVDim, ws.acc.data(), kVDim);
       continue;
     }
-    float run_p[problem::kTensorCoreRun], run_v[problem::kTensorCoreRun];
-    const float* p = ws.s.data() + j0 * kNumHeads;
+    ws.tc_p.assign(ws.s.data() + j0 * kNumHeads, kNumHeads, nc, kNumHeads, c.pv_order);
+    ws.tc_v.assign(ws.rows.data(), kVDim, nc, kVDim, c.pv_order);
     for (int h = 0; h < kNumHeads; ++h)
-      for (int d = 0; d < kVDim; ++d)
-        ws.acc[h * kVDim + d] = tensor_core_dot(
-            ws.acc[h * kVDim + d], nc,
-            [&](int64_t t, float& x, float& y) {
-              x = p[t * kNumHeads + h];
-              y = ws.rows[t * kVDim + d];
-            },
-            c.pv_order, c.promoted, run_p, run_v);
+      tensor_core_products(ws.acc.data() + h * kVDim, ws.tc_p, h, ws.tc_v, c.promoted);
   }
 }
 
@@ -504,6 +459,8 @@ void decode_query(const Context& c, int64_t b, int64_t i, Workspace& ws, const Q
     for (int d = 0; d < kQkDim; ++d)
       ws.qt[d * kNumHeads + h] =
           c.options.fault_skip_rope && d >= problem::kVDim ? 0.0f : q[h * kQkDim + d];
+  if (c.qk_tensor_core)
+    ws.tc_q.assign(ws.qt.data(), kNumHeads, kQkDim, kNumHeads, c.qk_order);
   const int64_t len = c.batch.kv_len(b);
   const int64_t visible = c.batch.visible_kv(b, i);
   const problem::SoftmaxBase base = c.recipe.base;
