@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "cli/distinct_paths.h"
 #include "cli/empty_rows_hint.h"
+#include "cli/tensor_core_sums_hint.h"
 #include "cli/option_checks.h"
 #include "cli/golden_inputs.h"
 #include "cli/json_report.h"
@@ -198,6 +199,8 @@ int run_compare(const CompareOptions& o) {
   if (lse_hint) fmt::print("{}\n", *lse_hint);
   if (!report.pass() && empty_rows == check::EmptyRows::zero)
     if (const auto hint = empty_rows_hint(output, g.layout)) fmt::print("\n{}\n", *hint);
+  const std::optional<std::string> sums_hint = tensor_core_sums_hint(recipe, schedule.has_value(), report);
+  if (sums_hint) fmt::print("\n{}\n", *sums_hint);
   fmt::print("\nVERDICT: {}\n", pass ? "PASS" : "FAIL");
   if (!pass) {
     fmt::print("repro: {}\n", repro_line(o, recipe));
@@ -222,6 +225,7 @@ int run_compare(const CompareOptions& o) {
                   {"rows_beyond", lse->beyond},
                   {"row_sum_rounding_term", lse->row_sum_rounding}};
     if (!pass) j["repro"] = repro_line(o, recipe);
+    if (sums_hint) j["hint"] = *sums_hint;
     write_json_report(*o.json, j);
   }
   return pass ? kExitOk : kExitFail;
