@@ -111,7 +111,8 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
   qa.codes = at<uint8_t>(p, w.q_codes);
   qa.block_scales = at<uint8_t>(p, w.q_block_scales);
   stamp_mutant(qa);
-  launch_q_quant(qa, stream);
+  // Every kernel after the call's first may start while its predecessor runs (KernelStart).
+  KernelStart next_start = launch_q_quant(qa, stream) ? KernelStart::with_previous : KernelStart::after_previous;
 
   AttentionArgs a;
   a.num_requests = p.num_requests;
@@ -164,7 +165,10 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     pa.item_counter = at<int32_t>(p, w.item_counter);
     pa.token_rows = at<TokenRows>(p, w.token_rows);
     stamp_mutant(pa);
-    if (!p.reuse_plan) launch_work_list(pa, stream);
+    if (!p.reuse_plan) {
+      launch_work_list(pa, stream, next_start);
+      next_start = KernelStart::with_previous;
+    }
     a.item_start = pa.item_start;
     a.part_start = pa.part_start;
     a.item_counter = pa.item_counter;
@@ -182,7 +186,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
                                 work_list
                                     ? persistent_blocks
                                     : static_cast<int64_t>(p.num_requests) * (splits > 0 ? splits : 1),
-                                stream);
+                                stream, next_start);
 
   if (plan.split_k() && !merged) {
     MergeArgs m;
@@ -195,7 +199,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     m.out = p.out;
     m.lse = p.lse;
     stamp_mutant(m);
-    launch_merge(m, p.total_q, stream);
+    launch_merge(m, p.total_q, stream, KernelStart::with_previous);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "gpu/common/args.h"
+#include "gpu/common/kernel_start.h"
 #include "gpu/params.h"
 #include "problem/recipe.h"
 #include "problem/split_plan.h"
@@ -17,8 +18,9 @@ QuantArgs quant_args_for(const problem::Recipe& r);
 
 // Queues a family's attention kernel: `instance` indexes the family's own instance list. Returns
 // true when the kernel merged the splits itself (wrote out and lse): no merge is queued then.
+// `start` is with_previous when a kernel of the call precedes it (KernelStart).
 using AttentionLauncher = bool (*)(std::size_t instance, const AttentionArgs& args, int64_t blocks,
-                                   StreamHandle stream);
+                                   StreamHandle stream, KernelStart start);
 
 // Checks the params against the recipe (on the host, without touching device memory), carves the
 // workspace, queues Q quantization, the work list of a chunked plan, the attention kernel (uniform

@@ -8,6 +8,8 @@
 #include "gpu/common/config.h"
 #include "gpu/common/device_common.h"
 #include "gpu/common/device_math.h"
+#include "gpu/common/grid_dependency.h"
+#include "gpu/common/launch_kernel.h"
 #include "gpu/common/kernels.h"
 #include "gpu/common/merge_math.h"
 #include "gpu/warp.h"
@@ -35,6 +37,8 @@ constexpr int kLsePerLane = kMaxSplits / kWarpSize;
 static_assert(kLsePerLane * kWarpSize == kMaxSplits && kMergeThreads >= kWarpSize);
 
 __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
+  let_next_kernel_start();  // both: gpu/common/grid_dependency.h
+  wait_for_previous_kernel();
   __shared__ float lse_at[kMaxSplits];
   __shared__ float weight[kMaxSplits];
   __shared__ float big_and_total[2];
@@ -136,11 +140,10 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
 
 }  // namespace
 
-void launch_merge(const MergeArgs& args, int64_t rows, StreamHandle stream) {
+void launch_merge(const MergeArgs& args, int64_t rows, StreamHandle stream, KernelStart start) {
   if (rows == 0) return;
-  merge_kernel<<<static_cast<unsigned>(rows * kNumHeads), kMergeThreads, 0, static_cast<hipStream_t>(stream)>>>(
-      args);
-  MLACHECK_GPU_CHECK(hipGetLastError());
+  launch_kernel(merge_kernel, dim3(static_cast<unsigned>(rows * kNumHeads)), dim3(kMergeThreads), 0,
+                static_cast<hipStream_t>(stream), start, args);
 }
 
 }  // namespace mlacheck::gpu::common

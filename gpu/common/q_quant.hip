@@ -10,6 +10,8 @@
 #include "gpu/common/config.h"
 #include "gpu/common/device_common.h"
 #include "gpu/common/exact_quotient.h"
+#include "gpu/common/grid_dependency.h"
+#include "gpu/common/launch_kernel.h"
 #include "gpu/common/kernels.h"
 #include "gpu/warp.h"
 #include "problem/shape.h"
@@ -70,6 +72,8 @@ __device__ __forceinline__ uint32_t max_magnitude(uint32_t m, uint16_t x, bool s
 
 // kAmaxBlocks partial maxima, each of a block's grid-stride share of the vectors (or elements).
 __global__ void __launch_bounds__(kQuantThreads) amax_kernel(QuantArgs a) {
+  let_next_kernel_start();  // both: gpu/common/grid_dependency.h
+  wait_for_previous_kernel();
   __shared__ uint32_t scratch[kQuantThreads / kWarpSize];
   const bool skip_nan = a.format == QFormat::fp8_dynamic;
   const auto n = static_cast<std::size_t>(a.elements);
@@ -175,6 +179,8 @@ struct Fp8Encoder {
 // Per-tensor fp8 codes (harness, dynamic, static, cast) and the scale.
 template <QFormat F, quant::Fp8Format E>
 __global__ void __launch_bounds__(kQuantThreads) fp8_encode_kernel(QuantArgs a) {
+  let_next_kernel_start();  // both: gpu/common/grid_dependency.h
+  wait_for_previous_kernel();
   __shared__ uint32_t scratch[kQuantThreads / kWarpSize];
   Fp8Encoder<F, E> enc;
   enc.cast_overflow = a.cast_overflow;
@@ -221,6 +227,8 @@ __device__ __forceinline__ float block_multiplier(int e) {
 // 2026-12-03's seventh session.)
 constexpr int kMxfp4PairLanes = problem::kMxfp4Block / 2;
 __global__ void __launch_bounds__(kQuantThreads) mxfp4_encode_kernel(QuantArgs a) {
+  let_next_kernel_start();  // both: gpu/common/grid_dependency.h
+  wait_for_previous_kernel();
   static_assert(kWarpSize % kMxfp4PairLanes == 0 && kQuantThreads % kWarpSize == 0,
                 "whole groups in every warp, whole warps in every block");
   const std::size_t pairs = static_cast<std::size_t>(a.elements) / 2;  // a multiple of 16
@@ -267,28 +275,31 @@ unsigned grid_for(int64_t work) {
 // fp8 format.
 template <QFormat F>
 void launch_fp8(const QuantArgs& args, hipStream_t stream) {
+  KernelStart encode_start = KernelStart::after_previous;
   QuantArgs a = args;
   a.vector = a.elements >= kVectorMinElements && reinterpret_cast<std::uintptr_t>(a.q) % sizeof(QVector) == 0 &&
              reinterpret_cast<std::uintptr_t>(a.codes) % sizeof(CodeVector) == 0 && a.elements % kVector == 0;
   if constexpr (F == QFormat::fp8_harness || F == QFormat::fp8_dynamic) {
-    amax_kernel<<<kAmaxBlocks, kQuantThreads, 0, stream>>>(a);
-    MLACHECK_GPU_CHECK(hipGetLastError());
+    launch_kernel(amax_kernel, dim3(kAmaxBlocks), dim3(kQuantThreads), 0, stream, KernelStart::after_previous, a);
+    encode_start = KernelStart::with_previous;
   }
   const unsigned grid = grid_for(a.vector ? a.elements / kVector : a.elements);
   switch (a.fp8) {
     case quant::Fp8Format::e4m3fn:
-      fp8_encode_kernel<F, quant::Fp8Format::e4m3fn><<<grid, kQuantThreads, 0, stream>>>(a);
+      launch_kernel(fp8_encode_kernel<F, quant::Fp8Format::e4m3fn>, dim3(grid), dim3(kQuantThreads), 0, stream,
+                    encode_start, a);
       break;
     case quant::Fp8Format::e4m3fnuz:
-      fp8_encode_kernel<F, quant::Fp8Format::e4m3fnuz><<<grid, kQuantThreads, 0, stream>>>(a);
+      launch_kernel(fp8_encode_kernel<F, quant::Fp8Format::e4m3fnuz>, dim3(grid), dim3(kQuantThreads), 0, stream,
+                    encode_start, a);
       break;
   }
 }
 
 }  // namespace
 
-void launch_q_quant(const QuantArgs& args, StreamHandle handle) {
-  if (args.format == QFormat::bf16 || args.elements == 0) return;
+bool launch_q_quant(const QuantArgs& args, StreamHandle handle) {
+  if (args.format == QFormat::bf16 || args.elements == 0) return false;
   const auto stream = static_cast<hipStream_t>(handle);
   switch (args.format) {
     case QFormat::fp8_harness:
@@ -307,14 +318,15 @@ void launch_q_quant(const QuantArgs& args, StreamHandle handle) {
       // The kernel reads Q a pair of elements at a time.
       if (reinterpret_cast<std::uintptr_t>(args.q) % 4 != 0)
         throw std::invalid_argument("MXFP4 Q quantization: Q must be 4-byte aligned");
-      mxfp4_encode_kernel<<<grid_for(args.elements / 2), kQuantThreads, 0, stream>>>(args);
+      launch_kernel(mxfp4_encode_kernel, dim3(grid_for(args.elements / 2)), dim3(kQuantThreads), 0, stream,
+                    KernelStart::after_previous, args);
       break;
     case QFormat::bf16:
-      break;
+      return false;
     case QFormat::bf16_scaled:  // a judging-only format (compare --q): no kernel quantizes so
       throw std::invalid_argument("no GPU kernel quantizes Q as bf16-scaled");
   }
-  MLACHECK_GPU_CHECK(hipGetLastError());
+  return true;
 }
 
 }  // namespace mlacheck::gpu::common

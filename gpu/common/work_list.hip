@@ -9,6 +9,8 @@
 
 #include "gpu/platform.h"
 #include "gpu/common/device_common.h"
+#include "gpu/common/grid_dependency.h"
+#include "gpu/common/launch_kernel.h"
 #include "gpu/common/kernels.h"
 #include "gpu/warp.h"
 #include "problem/split_plan.h"
@@ -44,6 +46,8 @@ __device__ __forceinline__ void write_token_rows(const PlanArgs& a, int64_t b, i
 }
 
 __global__ void __launch_bounds__(kPlanThreads) split_plan_kernel(PlanArgs a) {
+  let_next_kernel_start();  // both: gpu/common/grid_dependency.h
+  wait_for_previous_kernel();
   constexpr int kPlanWarps = kPlanThreads / kWarpSize;
   __shared__ int64_t warp_items[kPlanWarps];
   __shared__ int64_t warp_rows[kPlanWarps];
@@ -125,6 +129,8 @@ __device__ Scan2 block_scan2(int64_t x, int64_t y, int64_t (&scratch)[2][kPlanTh
 // block_first[i] = the items of blocks before i, written by the thread of the piece whose block
 // follows a gap (every block in (previous piece's block, this piece's block] starts at this item).
 __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a) {
+  let_next_kernel_start();  // both: gpu/common/grid_dependency.h
+  wait_for_previous_kernel();
   namespace bal = problem::balanced;
   __shared__ int64_t scratch[2][kPlanThreads / kWarpSize];
   const int tid = static_cast<int>(threadIdx.x);
@@ -187,13 +193,9 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
 
 }  // namespace
 
-void launch_work_list(const PlanArgs& args, StreamHandle stream) {
-  if (args.balanced_blocks > 0) {
-    balanced_plan_kernel<<<1, kPlanThreads, 0, static_cast<hipStream_t>(stream)>>>(args);
-  } else {
-    split_plan_kernel<<<1, kPlanThreads, 0, static_cast<hipStream_t>(stream)>>>(args);
-  }
-  MLACHECK_GPU_CHECK(hipGetLastError());
+void launch_work_list(const PlanArgs& args, StreamHandle stream, KernelStart start) {
+  launch_kernel(args.balanced_blocks > 0 ? balanced_plan_kernel : split_plan_kernel, dim3(1), dim3(kPlanThreads), 0,
+                static_cast<hipStream_t>(stream), start, args);
 }
 
 }  // namespace mlacheck::gpu::common

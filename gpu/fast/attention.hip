@@ -22,6 +22,8 @@
 
 #include "gpu/common/device_common.h"
 #include "gpu/common/device_math.h"
+#include "gpu/common/grid_dependency.h"
+#include "gpu/common/launch_kernel.h"
 #include "gpu/common/operand_decode.h"
 #include "gpu/common/operands.h"
 #include "gpu/common/owner.h"
@@ -252,6 +254,8 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
   };
   extern __shared__ uint4 shared_words[];  // uint4: the 16-byte alignment the plan assumes
   const Smem<Kv> sh(reinterpret_cast<uint8_t*>(shared_words));
+  common::let_next_kernel_start();  // both: gpu/common/grid_dependency.h
+  common::wait_for_previous_kernel();
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / kWarpSize;
@@ -512,7 +516,7 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
 }
 
 template <std::size_t I, bool Chunked>
-void launch_kernel(const AttentionArgs& args, int64_t blocks, hipStream_t stream) {
+void launch_kernel(const AttentionArgs& args, int64_t blocks, hipStream_t stream, common::KernelStart start) {
   constexpr common::Instance in = kInstances[I];
   static_assert(in.p != PFormat::f32, "the fast kernel's P·V operands are 16-bit");
   {
@@ -527,30 +531,29 @@ void launch_kernel(const AttentionArgs& args, int64_t blocks, hipStream_t stream
       return true;
     }();
     static_cast<void>(opted_in);
-    kernel<<<static_cast<unsigned>(blocks), kThreads, bytes, stream>>>(args);
+    common::launch_kernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads), bytes, stream, start, args);
   }
 }
 
 template <std::size_t I>
-void launch_instance(const AttentionArgs& args, int64_t blocks, hipStream_t stream) {
-  if (args.item_start != nullptr) launch_kernel<I, true>(args, blocks, stream);
-  else launch_kernel<I, false>(args, blocks, stream);
+void launch_instance(const AttentionArgs& args, int64_t blocks, hipStream_t stream, common::KernelStart start) {
+  if (args.item_start != nullptr) launch_kernel<I, true>(args, blocks, stream, start);
+  else launch_kernel<I, false>(args, blocks, stream, start);
 }
 
 template <std::size_t... I>
 void dispatch(std::size_t instance, const AttentionArgs& args, int64_t blocks, hipStream_t stream,
-              std::index_sequence<I...>) {
-  ((instance == I ? launch_instance<I>(args, blocks, stream) : void()), ...);
+              common::KernelStart start, std::index_sequence<I...>) {
+  ((instance == I ? launch_instance<I>(args, blocks, stream, start) : void()), ...);
 }
 
 }  // namespace
 
 bool launch_attention(std::size_t instance, const AttentionArgs& args, int64_t blocks,
-                      StreamHandle stream) {
+                      StreamHandle stream, common::KernelStart start) {
   if (blocks == 0) return false;
-  dispatch(instance, args, blocks, static_cast<hipStream_t>(stream),
+  dispatch(instance, args, blocks, static_cast<hipStream_t>(stream), start,
            std::make_index_sequence<kInstances.size()>());
-  MLACHECK_GPU_CHECK(hipGetLastError());
   return false;
 }
 

@@ -122,6 +122,7 @@
 #include "gpu/common/device_common.h"
 #include "gpu/common/device_math.h"
 #include "gpu/common/exact_quotient.h"
+#include "gpu/common/grid_dependency.h"
 #include "gpu/common/operand_decode.h"
 #include "gpu/common/operands.h"
 #include "gpu/common/owner.h"
@@ -186,6 +187,11 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   unsigned char* smem = raw + (misalign == 0 ? 0 : KvTile::kAtomBytes - misalign);
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % kWarpSize;
+  // Launched with_previous after the Q quantization or the work list (gpu/common/kernel_start.h):
+  // the producer of a block per item streams the cache (the caller's) without waiting for them;
+  // what reads their output waits first (grid_dependency.h's rule; the consumers wait in every
+  // block, so the block's end implies the predecessor's).
+  common::let_next_kernel_start();
   auto* full = reinterpret_cast<Barrier*>(smem + plan.bars);
   Barrier* empty = full + plan.full_barriers;
   ItemSource<Chunked> items;
@@ -221,6 +227,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   // before its block initialised it): the mbarriers are initialised.
   if constexpr (Fused) sm90::cluster_sync();
   else common::block_sync();
+  if constexpr (Chunked) common::wait_for_previous_kernel();  // both roles read the work list
   // The consumers' registers moved from the producer warpgroup (kThreads).
   constexpr bool kMovedRegisters = kFp8 || Pack > 1;
   if (tid >= kConsumerThreads) {
@@ -240,6 +247,9 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     return;
   }
   if constexpr (kMovedRegisters) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegisters));
+  // Q's codes and scale are the Q quantization's.
+  if constexpr (!Chunked)
+    if (!MLACHECK_MUTANT(a, q_read_before_quantization)) common::wait_for_previous_kernel();  // gpu/mutants.h
 
   // The warpgroup. The decoded kernels broadcast it from lane 0, so that the compiler knows it
   // uniform across the warp: their value tile's and P's shared addresses depend on it, and computed
@@ -894,21 +904,28 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   }
 }
 
-// The launch configuration of a fused kernel: clusters of args.num_splits blocks along x.
-struct ClusterLaunch {
+// The launch configuration: the KernelStart (programmatic stream serialization) and, for a fused
+// kernel (splits > 0), clusters of `splits` blocks along x.
+struct KernelLaunch {
   cudaLaunchConfig_t config{};
-  cudaLaunchAttribute cluster{};
-  ClusterLaunch(int64_t blocks, int threads, int shared_bytes, int splits, hipStream_t stream) {
+  cudaLaunchAttribute attrs[2]{};
+  KernelLaunch(int64_t blocks, int threads, int shared_bytes, int splits, common::KernelStart start,
+               hipStream_t stream) {
     config.gridDim = dim3(static_cast<unsigned>(blocks));
     config.blockDim = dim3(static_cast<unsigned>(threads));
     config.dynamicSmemBytes = static_cast<std::size_t>(shared_bytes);
     config.stream = stream;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = static_cast<unsigned>(splits);
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    config.attrs = &cluster;
+    attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[0].val.programmaticStreamSerializationAllowed = start == common::KernelStart::with_previous ? 1 : 0;
+    config.attrs = attrs;
     config.numAttrs = 1;
+    if (splits > 0) {
+      attrs[1].id = cudaLaunchAttributeClusterDimension;
+      attrs[1].val.clusterDim.x = static_cast<unsigned>(splits);
+      attrs[1].val.clusterDim.y = 1;
+      attrs[1].val.clusterDim.z = 1;
+      config.numAttrs = 2;
+    }
   }
 };
 
@@ -929,27 +946,24 @@ void opt_in() {
 }
 
 template <std::size_t I, bool Chunked, bool Fused, int Pack>
-void launch_kernel(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, hipStream_t stream) {
+void launch_kernel(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, common::KernelStart start,
+                   hipStream_t stream) {
   constexpr common::Instance in = kInstances[I];
   constexpr int kSharedBytes = kPlan<in.kv, Fused, Pack, in.p>.bytes;
   opt_in<I, Chunked, Fused, Pack>();
-  if constexpr (Fused) {
-    ClusterLaunch l(blocks, kThreads<in.kv, Pack>, kSharedBytes, args.num_splits, stream);
-    MLACHECK_GPU_CHECK(cudaLaunchKernelEx(&l.config, kKernel<I, Chunked, Fused, Pack>, args, maps));
-  } else {
-    kKernel<I, Chunked, Fused, Pack><<<static_cast<unsigned>(blocks), kThreads<in.kv, Pack>, kSharedBytes, stream>>>(
-        args, maps);
-  }
+  KernelLaunch l(blocks, kThreads<in.kv, Pack>, kSharedBytes, Fused ? args.num_splits : 0, start, stream);
+  MLACHECK_GPU_CHECK(cudaLaunchKernelEx(&l.config, kKernel<I, Chunked, Fused, Pack>, args, maps));
 }
 
 template <std::size_t I, int Pack>
-void launch_packed(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused, hipStream_t stream) {
+void launch_packed(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused,
+                   common::KernelStart start, hipStream_t stream) {
   if constexpr (kInstances[I].kv == problem::KvFormat::bf16) {
-    if (fused) return launch_kernel<I, false, true, Pack>(args, maps, blocks, stream);
+    if (fused) return launch_kernel<I, false, true, Pack>(args, maps, blocks, start, stream);
   }
   if (fused) throw std::logic_error("hopper: the merge in a cluster is compiled for bf16 caches only");
-  if (args.item_start != nullptr) launch_kernel<I, true, false, Pack>(args, maps, blocks, stream);
-  else launch_kernel<I, false, false, Pack>(args, maps, blocks, stream);
+  if (args.item_start != nullptr) launch_kernel<I, true, false, Pack>(args, maps, blocks, start, stream);
+  else launch_kernel<I, false, false, Pack>(args, maps, blocks, start, stream);
 }
 
 // packed: the bf16 kernel that takes kMaxPack tokens of a request at a time (gpu/hopper/launch.cpp
@@ -957,22 +971,22 @@ void launch_packed(const AttentionArgs& args, const KvMaps& maps, int64_t blocks
 // hold one token's state.
 template <std::size_t I>
 void launch_instance(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused, bool packed,
-                     hipStream_t stream) {
+                     common::KernelStart start, hipStream_t stream) {
   if constexpr (kInstances[I].kv == problem::KvFormat::bf16) {
-    if (packed) return launch_packed<I, kMaxPack>(args, maps, blocks, fused, stream);
+    if (packed) return launch_packed<I, kMaxPack>(args, maps, blocks, fused, start, stream);
   }
   if (packed) throw std::logic_error("hopper: packed tokens are compiled for bf16 caches only");
-  launch_packed<I, 1>(args, maps, blocks, fused, stream);
+  launch_packed<I, 1>(args, maps, blocks, fused, start, stream);
 }
 
 template <std::size_t... I>
 void dispatch(std::size_t instance, const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused,
-              bool packed, hipStream_t stream, std::index_sequence<I...>) {
-  ((instance == I ? launch_instance<I>(args, maps, blocks, fused, packed, stream) : void()), ...);
+              bool packed, common::KernelStart start, hipStream_t stream, std::index_sequence<I...>) {
+  ((instance == I ? launch_instance<I>(args, maps, blocks, fused, packed, start, stream) : void()), ...);
 }
 
 void launch(std::size_t instance, const AttentionArgs& args, int64_t blocks, bool fused, bool packed,
-            StreamHandle stream) {
+            common::KernelStart start, StreamHandle stream) {
   if (blocks == 0) return;
   // The cache's tensor maps (host calls, legal during graph capture; the kernel parameter holds
   // them by value): a contiguous cache is copied a tile per box, a paged one in boxes of 2^k rows
@@ -986,32 +1000,32 @@ void launch(std::size_t instance, const AttentionArgs& args, int64_t blocks, boo
   if (kInstances[instance].kv == problem::KvFormat::mxfp4 && args.cache_rows > 0)
     maps.scales = sm90::byte_tensor_map_1d(args.kv_mxfp4_scale, args.cache_rows * kMxRowScales,
                                            kMxScaleBoxBytes);
-  dispatch(instance, args, maps, blocks, fused, packed, static_cast<hipStream_t>(stream),
+  dispatch(instance, args, maps, blocks, fused, packed, start, static_cast<hipStream_t>(stream),
            std::make_index_sequence<kInstances.size()>());
   MLACHECK_GPU_CHECK(hipGetLastError());
 }
 
 }  // namespace
 
-bool launch_attention(std::size_t instance, const AttentionArgs& args, int64_t blocks, StreamHandle stream) {
-  launch(instance, args, blocks, false, false, stream);
+bool launch_attention(std::size_t instance, const AttentionArgs& args, int64_t blocks, StreamHandle stream, common::KernelStart start) {
+  launch(instance, args, blocks, false, false, start, stream);
   return false;
 }
 
 bool launch_attention_fused(std::size_t instance, const AttentionArgs& args, int64_t blocks,
-                            StreamHandle stream) {
-  launch(instance, args, blocks, true, false, stream);
+                            StreamHandle stream, common::KernelStart start) {
+  launch(instance, args, blocks, true, false, start, stream);
   return true;
 }
 
-bool launch_attention_packed(std::size_t instance, const AttentionArgs& args, int64_t blocks, StreamHandle stream) {
-  launch(instance, args, blocks, false, true, stream);
+bool launch_attention_packed(std::size_t instance, const AttentionArgs& args, int64_t blocks, StreamHandle stream, common::KernelStart start) {
+  launch(instance, args, blocks, false, true, start, stream);
   return false;
 }
 
 bool launch_attention_fused_packed(std::size_t instance, const AttentionArgs& args, int64_t blocks,
-                                   StreamHandle stream) {
-  launch(instance, args, blocks, true, true, stream);
+                                   StreamHandle stream, common::KernelStart start) {
+  launch(instance, args, blocks, true, true, start, stream);
   return true;
 }
 
@@ -1031,8 +1045,8 @@ int cluster_merge_capacity(std::size_t instance, int splits) {
   int& known = capacity[splits];
   if (known == 0) {
     opt_in<0, false, true>();
-    ClusterLaunch l(splits, kThreads<problem::KvFormat::bf16>, kPlan<problem::KvFormat::bf16, true>.bytes, splits,
-                    nullptr);
+    KernelLaunch l(splits, kThreads<problem::KvFormat::bf16>, kPlan<problem::KvFormat::bf16, true>.bytes, splits,
+                   common::KernelStart::after_previous, nullptr);
     int clusters = 0;
     const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kKernel<0, false, true>, &l.config);
     known = e == cudaSuccess && clusters > 0 ? clusters : -1;

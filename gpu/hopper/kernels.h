@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "gpu/common/args.h"
+#include "gpu/common/kernel_start.h"
 #include "gpu/params.h"
 
 namespace mlacheck::gpu::hopper {
@@ -14,19 +15,19 @@ namespace mlacheck::gpu::hopper {
 // or persistent blocks (chunked plans); args.softmax_tile must be kTileKeys. Returns false: the
 // split-K partials are left for the merge kernel (common::AttentionLauncher).
 bool launch_attention(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
-                      StreamHandle stream);
+                      StreamHandle stream, common::KernelStart start);
 // Split-K with the merge in the kernel: the args.num_splits blocks of each request form a cluster
 // and merge their partials there, writing args.out and args.lse (gpu/sm90/cluster_merge.h); no
 // partial reaches the workspace. Only where cluster_merge_fits(instance, args.num_splits). Returns
 // true: nothing is left to merge.
 bool launch_attention_fused(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
-                            StreamHandle stream);
+                            StreamHandle stream, common::KernelStart start);
 // The same with the bf16 kernel that takes kMaxPack (gpu/hopper/config.h) query tokens of a request
 // at a time, each tile copied once for them (bf16 instances only).
 bool launch_attention_packed(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
-                             StreamHandle stream);
+                             StreamHandle stream, common::KernelStart start);
 bool launch_attention_fused_packed(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
-                                   StreamHandle stream);
+                                   StreamHandle stream, common::KernelStart start);
 // How many clusters of the fused kernel for this instance and split count run at once on the
 // current device (the runtime's cudaOccupancyMaxActiveClusters); 0 where it does not run: not a
 // bf16 instance, or splits outside 2..8 (the portable cluster size).

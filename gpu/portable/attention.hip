@@ -19,6 +19,8 @@
 #include "gpu/common/config.h"
 #include "gpu/common/device_common.h"
 #include "gpu/common/device_math.h"
+#include "gpu/common/grid_dependency.h"
+#include "gpu/common/launch_kernel.h"
 #include "gpu/common/operand_decode.h"
 #include "gpu/common/operands.h"
 #include "gpu/common/rounding.h"
@@ -133,6 +135,8 @@ __global__ void __launch_bounds__(kThreads, 1) attention_kernel(AttentionArgs a)
   constexpr bool kBase2 = Base == SoftmaxBase::two;
   constexpr float kNegInf = -__builtin_huge_valf();
   __shared__ Shared sh;
+  common::let_next_kernel_start();  // both: gpu/common/grid_dependency.h
+  common::wait_for_previous_kernel();
 
   const int tid = static_cast<int>(threadIdx.x);
   // Score and P phases: thread = (head, chunk key). P·V phase: thread = (head, 16 output pairs).
@@ -291,26 +295,25 @@ __global__ void __launch_bounds__(kThreads, 1) attention_kernel(AttentionArgs a)
 }
 
 template <std::size_t I>
-void launch_instance(const AttentionArgs& args, int64_t blocks, hipStream_t stream) {
+void launch_instance(const AttentionArgs& args, int64_t blocks, hipStream_t stream, common::KernelStart start) {
   constexpr Instance in = kInstances[I];
-  attention_kernel<in.kv, in.p, in.base>
-      <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(args);
+  common::launch_kernel(attention_kernel<in.kv, in.p, in.base>, dim3(static_cast<unsigned>(blocks)), dim3(kThreads), 0,
+                        stream, start, args);
 }
 
 template <std::size_t... I>
 void dispatch(std::size_t instance, const AttentionArgs& args, int64_t blocks, hipStream_t stream,
-              std::index_sequence<I...>) {
-  ((instance == I ? launch_instance<I>(args, blocks, stream) : void()), ...);
+              common::KernelStart start, std::index_sequence<I...>) {
+  ((instance == I ? launch_instance<I>(args, blocks, stream, start) : void()), ...);
 }
 
 }  // namespace
 
 bool launch_attention(std::size_t instance, const AttentionArgs& args, int64_t blocks,
-                      StreamHandle stream) {
+                      StreamHandle stream, common::KernelStart start) {
   if (blocks == 0) return false;
-  dispatch(instance, args, blocks, static_cast<hipStream_t>(stream),
+  dispatch(instance, args, blocks, static_cast<hipStream_t>(stream), start,
            std::make_index_sequence<kInstances.size()>());
-  MLACHECK_GPU_CHECK(hipGetLastError());
   return false;
 }
 

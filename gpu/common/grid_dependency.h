@@ -1,0 +1,38 @@
+#pragma once
+// The device side of KernelStart::with_previous (gpu/common/kernel_start.h): CUDA's programmatic
+// dependent launch on sm_90 and later, nothing elsewhere (AMD and older NVIDIA launch every kernel
+// after_previous: gpu/common/launch_kernel.h).
+//
+// The rule every kernel of the call keeps: it calls wait_for_previous_kernel before it reads
+// anything an earlier kernel of the call wrote, before it writes anything an earlier kernel reads,
+// and in every block before the block ends. The last point makes a kernel's end imply its
+// predecessor's, so the chain amax -> encode -> work list -> attention -> merge ends in order and
+// the call's last kernel ending means the call has ended (the next call's first kernel, launched
+// after_previous, and the timing events rely on it). A kernel launched after_previous returns from
+// the wait at once.
+#include "gpu/platform.h"
+
+#if !defined(__CUDACC__) && !defined(__HIP__)
+#error "gpu/common/grid_dependency.h is device code: include it from .hip files only"
+#endif
+
+namespace mlacheck::gpu::common {
+
+// Blocks the thread until the stream's previous kernel has ended and its writes are visible.
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+}
+
+// Lets the stream's next kernel (launched with_previous) be placed once every block of this one
+// has said so or ended. Called at a kernel's start: the next kernel waits for this one's end
+// itself, and its blocks only take SMs as this kernel's blocks leave them (every block of this
+// grid has started by then, so none can be kept off an SM).
+__device__ __forceinline__ void let_next_kernel_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
+}  // namespace mlacheck::gpu::common
