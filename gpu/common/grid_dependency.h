@@ -26,9 +26,13 @@ __device__ __forceinline__ void wait_for_previous_kernel() {
 }
 
 // Lets the stream's next kernel (launched with_previous) be placed once every block of this one
-// has said so or ended. Called at a kernel's start: the next kernel waits for this one's end
-// itself, and its blocks only take SMs as this kernel's blocks leave them (every block of this
-// grid has started by then, so none can be kept off an SM).
+// has said so or ended (without it: once every block has ended, before the grid's end is
+// published). Called at the start of the Q quantization's and the work list's kernels, short ones
+// whose successor needs nothing else to start its own work: every block of this grid has started
+// by then, so none can be kept off an SM. Not by the attention kernels: the merge kernel's blocks,
+// placed once every attention block had started, sat resident beside them and made the hopper
+// a16w16 4 x 8192 call slower, 27.4 -> 29.5 µs (docs/PERF.md, "Device runs 1-4 of 2026-12-03",
+// run 1).
 __device__ __forceinline__ void let_next_kernel_start() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   cudaTriggerProgrammaticLaunchCompletion();

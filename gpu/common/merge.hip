@@ -37,8 +37,7 @@ constexpr int kLsePerLane = kMaxSplits / kWarpSize;
 static_assert(kLsePerLane * kWarpSize == kMaxSplits && kMergeThreads >= kWarpSize);
 
 __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
-  let_next_kernel_start();  // both: gpu/common/grid_dependency.h
-  wait_for_previous_kernel();
+  wait_for_previous_kernel();  // gpu/common/grid_dependency.h
   __shared__ float lse_at[kMaxSplits];
   __shared__ float weight[kMaxSplits];
   __shared__ float big_and_total[2];

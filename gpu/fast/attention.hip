@@ -254,8 +254,7 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
   };
   extern __shared__ uint4 shared_words[];  // uint4: the 16-byte alignment the plan assumes
   const Smem<Kv> sh(reinterpret_cast<uint8_t*>(shared_words));
-  common::let_next_kernel_start();  // both: gpu/common/grid_dependency.h
-  common::wait_for_previous_kernel();
+  common::wait_for_previous_kernel();  // gpu/common/grid_dependency.h (no early let_next_kernel_start: its comment)
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / kWarpSize;

@@ -190,8 +190,8 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   // Launched with_previous after the Q quantization or the work list (gpu/common/kernel_start.h):
   // the producer of a block per item streams the cache (the caller's) without waiting for them;
   // what reads their output waits first (grid_dependency.h's rule; the consumers wait in every
-  // block, so the block's end implies the predecessor's).
-  common::let_next_kernel_start();
+  // block, so the block's end implies the predecessor's). No early let_next_kernel_start (its
+  // comment).
   auto* full = reinterpret_cast<Barrier*>(smem + plan.bars);
   Barrier* empty = full + plan.full_barriers;
   ItemSource<Chunked> items;

@@ -135,8 +135,7 @@ __global__ void __launch_bounds__(kThreads, 1) attention_kernel(AttentionArgs a)
   constexpr bool kBase2 = Base == SoftmaxBase::two;
   constexpr float kNegInf = -__builtin_huge_valf();
   __shared__ Shared sh;
-  common::let_next_kernel_start();  // both: gpu/common/grid_dependency.h
-  common::wait_for_previous_kernel();
+  common::wait_for_previous_kernel();  // gpu/common/grid_dependency.h (no early let_next_kernel_start: its comment)
 
   const int tid = static_cast<int>(threadIdx.x);
   // Score and P phases: thread = (head, chunk key). P·V phase: thread = (head, 16 output pairs).
