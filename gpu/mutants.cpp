@@ -38,10 +38,6 @@ constexpr std::array kMutants{
     MutantInfo{Mutant::packed_token_mask, "packed-token-mask",
                "every query token of a packed group (q_len > 1) is masked by the group's last token's keys",
                MutantSite::hopper_kernel},
-    MutantInfo{Mutant::q_read_before_quantization, "q-read-before-quantization",
-               "the kernel, started while the Q quantization runs (programmatic dependent launch), reads "
-               "Q's codes and scale without waiting for it",
-               MutantSite::hopper_kernel},
 };
 
 Mutant g_active = Mutant::none;

@@ -28,7 +28,6 @@ enum class Mutant : int32_t {
   mxfp4_q_amax_skips_last,    // Q quantization: an MXFP4 block's amax skips its last element
   persistent_partials_unscaled_by_q_len,  // split plan: partial rows not scaled by q_len
   packed_token_mask,          // hopper: every token of a packed group masked by its last token's keys
-  q_read_before_quantization, // hopper: Q's codes read without waiting for the Q quantization kernel
 };
 
 // Which code the fault is planted in, so a report can say when the selected strategies cannot

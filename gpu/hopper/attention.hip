@@ -248,8 +248,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   }
   if constexpr (kMovedRegisters) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegisters));
   // Q's codes and scale are the Q quantization's.
-  if constexpr (!Chunked)
-    if (!MLACHECK_MUTANT(a, q_read_before_quantization)) common::wait_for_previous_kernel();  // gpu/mutants.h
+  if constexpr (!Chunked) common::wait_for_previous_kernel();
 
   // The warpgroup. The decoded kernels broadcast it from lane 0, so that the compiler knows it
   // uniform across the warp: their value tile's and P's shared addresses depend on it, and computed

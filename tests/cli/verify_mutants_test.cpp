@@ -21,8 +21,8 @@ TEST(VerifyMutants, AFaultReachesTheRowsOfItsSiteOnly) {
       EXPECT_EQ(MutantTally::reaches(s, m), expected) << m.name << " on " << s.name;
     }
   }
-  // A hopper fault is planted in that family's kernel: reached by its rows, by no other family's.
-  const gpu::MutantInfo& packed = gpu::mutants()[static_cast<std::size_t>(gpu::Mutant::packed_token_mask) - 1];
+  // The hopper fault is planted in that family's kernel: reached by its rows, by no other family's.
+  const gpu::MutantInfo& packed = gpu::mutants().back();
   ASSERT_EQ(packed.id, gpu::Mutant::packed_token_mask);
   const gpu::Strategy* mma = gpu::find_strategy("a16w16/split-k/mma");
   ASSERT_NE(mma, nullptr);
