@@ -74,6 +74,13 @@ TEST(RefCaseTiers, QuickHoldsEveryKindInSmallCases) {
   constexpr int64_t kMaxPairs = 64 * 1024;
   for (const CaseSpec& s : quick)
     EXPECT_LE(int64_t{s.batch} * s.q_len * s.kv_len, kMaxPairs) << s.name;
+  // q_len > 1 on requests that a persistent plan cuts: at least 64 tiles each (4096 keys), at most
+  // 8 of them, so a balanced plan over 100 or more SMs gives no SM a whole request and q_len > 1
+  // partials are merged. Without it the hopper persistent rows never merged such partials on the
+  // quick tier (the planted fault persistent-partials-unscaled passed them: docs/PERF.md, device
+  // runs 1-2 of 2026-12-05's twelfth session).
+  EXPECT_TRUE(has(quick, [](const CaseSpec& s) { return s.q_len > 1 && s.kv_len >= 4096 && s.batch <= 8 && s.batch > 0; }))
+      << "q_len > 1 on requests a persistent plan cuts";
   // compute-sanitizer runs the cases named *tiny* (scripts/device-check.sh).
   EXPECT_TRUE(has(quick, [](const CaseSpec& s) { return s.name.find("tiny") != std::string::npos && s.q_len > 1; }));
 }
