@@ -1,9 +1,10 @@
 #pragma once
 // Queues a kernel with a KernelStart (gpu/common/kernel_start.h). On NVIDIA with_previous is the
 // launch attribute of programmatic stream serialization (the kernel must keep
-// gpu/common/grid_dependency.h's rule); a device without it (before sm_90) ignores the attribute
-// and starts the kernel in stream order. On AMD every kernel starts after_previous (HIP has no
-// such launch).
+// gpu/common/grid_dependency.h's rule), which lets the runtime overlap the two kernels
+// "opportunistically" (its documentation): on the sm_90 devices this project's NVIDIA builds are
+// for it does (docs/PERF.md, device runs 2-3 of 2026-12-05's twelfth session); no older device was
+// tried. On AMD every kernel starts after_previous (HIP has no such launch).
 #include <cstddef>
 
 #include "gpu/common/kernel_start.h"
