@@ -8,23 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
-#include <cmath>
-#include <cstdint>
 #include <string>
 #include <tuple>
-#include <vector>
 
-#include "check/gate.h"
-#include "check/lse.h"
 #include "check/report_text.h"
 #include "gpu/availability.h"
 #include "gpu/registry.h"
-#include "quant/bf16.h"
 #include "tests/gpu/decode_cases.h"
-
-#if defined(MLACHECK_HAVE_GPU_RUNTIME)
-#include "gpu/device_problem.h"
-#endif
+#include "tests/gpu/gate_run.h"
 
 namespace mlacheck::gpu {
 namespace {
@@ -43,23 +34,10 @@ TEST_P(GpuDecode, MatchesTheEmulatedRecipeThroughTheGate) {
   const problem::KvCache cache = c.cache_for(s.recipe);
   if (const auto why = s.supports(in.batch, cache)) GTEST_SKIP() << "unsupported: " << *why;
   const ref::EmulatedResult& emu = c.emulated(s, s.emulated_plan(in.batch, planning_multiprocessors()));
-
-  DeviceProblem device(in.batch, in.q);
-  const RunResult r = device.run(s, cache);
-  std::vector<float> out(r.out.size());
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(r.out[i]);
-
-  const check::Gate gate(s.recipe, c.data(), c.layout(), c.exact().out, emu.out);
-  const check::GateReport report = gate.judge(out);
-  EXPECT_TRUE(report.pass()) << s.name << " on " << spec.name << "\n" << check::format_gate(report);
-
+  const test::GateVerdict v = test::run_through_gate(s, c, cache, emu);
+  EXPECT_TRUE(v.gate.pass()) << s.name << " on " << spec.name << "\n" << check::format_gate(v.gate);
   // LSE: same -inf rows, finite values within check/lse.h's tolerance.
-  const check::LseReport lse = check::check_lse(r.lse, emu.lse, c.layout());
-  EXPECT_TRUE(lse.pass()) << s.name << " on " << spec.name << ": " << lse.class_mismatches
-                          << " -inf/NaN mismatches; worst lse[" << lse.worst_index / 16 << "]["
-                          << lse.worst_index % 16 << "] = " << lse.worst_got << ", emulated "
-                          << lse.worst_ref << " (" << lse.worst_units << " units, bound there "
-                          << lse.worst_allowed_units << ")";
+  EXPECT_TRUE(v.lse.pass()) << s.name << " on " << spec.name << ": " << test::describe_lse(v.lse);
 #endif
 }
 

@@ -9,18 +9,14 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <vector>
 
-#include "check/gate.h"
-#include "check/lse.h"
 #include "check/report_text.h"
 #include "gpu/availability.h"
 #include "gpu/registry.h"
-#include "quant/bf16.h"
 #include "tests/gpu/decode_cases.h"
+#include "tests/gpu/gate_run.h"
 
 #if defined(MLACHECK_HAVE_SM90A)
-#include "gpu/device_problem.h"
 #include "gpu/sm90/wgmma_check.h"
 #endif
 
@@ -46,18 +42,9 @@ TEST(GpuHopperChunkedPlan, PassesTheGateOnEveryQuickCase) {
         if (s.supports(in.batch, cache)) continue;
         const problem::SplitPlan plan = s.emulated_plan(in.batch, planning_multiprocessors());
         ASSERT_EQ(plan.chunk_keys, chunk_keys) << "the variant does not run a chunked plan";
-        const ref::EmulatedResult& emu = c.emulated(s, plan);
-        DeviceProblem device(in.batch, in.q);
-        const RunResult r = device.run(s, cache);
-        std::vector<float> out(r.out.size());
-        for (std::size_t i = 0; i < out.size(); ++i) out[i] = quant::bf16_to_f32(r.out[i]);
-        const check::Gate gate(s.recipe, c.data(), c.layout(), c.exact().out, emu.out);
-        const check::GateReport report = gate.judge(out);
-        EXPECT_TRUE(report.pass()) << check::format_gate(report);
-        const check::LseReport lse = check::check_lse(r.lse, emu.lse, c.layout());
-        EXPECT_TRUE(lse.pass()) << lse.class_mismatches << " -inf/NaN mismatches; worst lse[" << lse.worst_index / 16
-                                << "][" << lse.worst_index % 16 << "] = " << lse.worst_got << ", emulated "
-                                << lse.worst_ref << " (" << lse.worst_units << " units)";
+        const test::GateVerdict v = test::run_through_gate(s, c, cache, c.emulated(s, plan));
+        EXPECT_TRUE(v.gate.pass()) << check::format_gate(v.gate);
+        EXPECT_TRUE(v.lse.pass()) << test::describe_lse(v.lse);
         ++judged;
       }
     }
