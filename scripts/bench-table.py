@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Formats `mlacheck bench --json` output as the markdown tables of docs/PERF.md.
 
-usage: scripts/bench-table.py BENCH.json [--targets]
+usage: scripts/bench-table.py BENCH.json [--targets] [--layout]
 One row per strategy, one column per case: median µs (achieved GB/s as % of the run's measured
 read ceiling). With --targets, a second table compares the best strategy per KV format with the
 fastest kernels the issue measured on the same GPU (issue 5's table: FlashMLA for bf16, the best
 of the competition's Triton kernels / sglang / FlashMLA sparse for fp8, the competition's
-dot_scaled kernels for mxfp4).
+dot_scaled kernels for mxfp4). With --layout, for a run of data/cases/layout_cost.txt (each ragged
+or paged case followed, after any others of its kind, by the uniform case of the same key count):
+per recipe, each ragged or paged case's best time over the recipe's schedules against its uniform
+twin's best, issue 10's "within 10 % of the uniform case of the same byte count".
 """
 import json
 import sys
@@ -39,6 +42,8 @@ def main() -> None:
             r = at.get((s, c))
             cells.append(f"{r['median_us']:.1f} ({r['pct_of_read_ceiling']:.1f}%)" if r else "-")
         print(f"| {s} | " + " | ".join(cells) + " |")
+    if "--layout" in sys.argv:
+        print_layout(rows)
     if "--targets" not in sys.argv:
         return
     print("\n| format: best strategy vs best known | " + " | ".join(cases) + " |")
@@ -55,6 +60,43 @@ def main() -> None:
             known = BEST_KNOWN[c][fmt_index]
             cells.append(f"{best['median_us']:.1f} vs {known} ({known / best['median_us']:.2f}x)")
         print(f"| {fmt} | " + " | ".join(cells) + " |")
+
+
+def layout_twins(cases):
+    """Each ragged_* or paged_* case and the first uniform_* case after it (layout_cost.txt's order)."""
+    twins = {}
+    for i, c in enumerate(cases):
+        if c.startswith(("ragged_", "paged_")):
+            twin = next((u for u in cases[i + 1:] if u.startswith("uniform_")), None)
+            if twin is not None:
+                twins[c] = twin
+    return twins
+
+
+def print_layout(rows) -> None:
+    cases = list(dict.fromkeys(r["case"] for r in rows))
+    twins = layout_twins(cases)
+    if not twins:
+        print("\nno ragged_* or paged_* case with a uniform_* case after it: nothing to compare")
+        return
+    recipes = list(dict.fromkeys(r["strategy"].split("/")[0] for r in rows))
+
+    def best(recipe, case):
+        mine = [r for r in rows if r["case"] == case and r["strategy"].split("/")[0] == recipe]
+        return min(mine, key=lambda r: r["median_us"]) if mine else None
+
+    print("\n| recipe: best / uniform twin's best, µs | " + " | ".join(f"{c} / {t}" for c, t in twins.items()) + " |")
+    print("|---|" + "---|" * len(twins))
+    for recipe in recipes:
+        cells = []
+        for case, twin in twins.items():
+            a, b = best(recipe, case), best(recipe, twin)
+            if a is None or b is None:
+                cells.append("-")
+                continue
+            ratio = a["median_us"] / b["median_us"]
+            cells.append(f"{a['median_us']:.1f} / {b['median_us']:.1f} = {ratio:.2f}x{'' if ratio <= 1.10 else ' (over 1.10)'}")
+        print(f"| {recipe} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
