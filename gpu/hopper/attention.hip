@@ -123,6 +123,7 @@
 #include "gpu/common/device_math.h"
 #include "gpu/common/exact_quotient.h"
 #include "gpu/common/grid_dependency.h"
+#include "gpu/common/launch_kernel.h"
 #include "gpu/common/operand_decode.h"
 #include "gpu/common/operands.h"
 #include "gpu/common/owner.h"
@@ -903,31 +904,6 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   }
 }
 
-// The launch configuration: the KernelStart (programmatic stream serialization) and, for a fused
-// kernel (splits > 0), clusters of `splits` blocks along x.
-struct KernelLaunch {
-  cudaLaunchConfig_t config{};
-  cudaLaunchAttribute attrs[2]{};
-  KernelLaunch(int64_t blocks, int threads, int shared_bytes, int splits, common::KernelStart start,
-               hipStream_t stream) {
-    config.gridDim = dim3(static_cast<unsigned>(blocks));
-    config.blockDim = dim3(static_cast<unsigned>(threads));
-    config.dynamicSmemBytes = static_cast<std::size_t>(shared_bytes);
-    config.stream = stream;
-    attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[0].val.programmaticStreamSerializationAllowed = start == common::KernelStart::with_previous ? 1 : 0;
-    config.attrs = attrs;
-    config.numAttrs = 1;
-    if (splits > 0) {
-      attrs[1].id = cudaLaunchAttributeClusterDimension;
-      attrs[1].val.clusterDim.x = static_cast<unsigned>(splits);
-      attrs[1].val.clusterDim.y = 1;
-      attrs[1].val.clusterDim.z = 1;
-      config.numAttrs = 2;
-    }
-  }
-};
-
 template <std::size_t I, bool Chunked, bool Fused, int Pack = 1>
 constexpr auto kKernel =
     hopper_attention_kernel<kInstances[I].kv, kInstances[I].p, kInstances[I].base, Chunked, Fused, Pack>;
@@ -950,8 +926,11 @@ void launch_kernel(const AttentionArgs& args, const KvMaps& maps, int64_t blocks
   constexpr common::Instance in = kInstances[I];
   constexpr int kSharedBytes = kPlan<in.kv, Fused, Pack, in.p>.bytes;
   opt_in<I, Chunked, Fused, Pack>();
-  KernelLaunch l(blocks, kThreads<in.kv, Pack>, kSharedBytes, Fused ? args.num_splits : 0, start, stream);
-  MLACHECK_GPU_CHECK(cudaLaunchKernelEx(&l.config, kKernel<I, Chunked, Fused, Pack>, args, maps));
+  // A fused kernel's clusters are a request's num_splits blocks.
+  const common::LaunchShape shape{dim3(static_cast<unsigned>(blocks)), dim3(kThreads<in.kv, Pack>),
+                                  static_cast<std::size_t>(kSharedBytes),
+                                  Fused ? static_cast<unsigned>(args.num_splits) : 0u};
+  common::launch_kernel(kKernel<I, Chunked, Fused, Pack>, shape, stream, start, args, maps);
 }
 
 template <std::size_t I, int Pack>
@@ -1044,10 +1023,13 @@ int cluster_merge_capacity(std::size_t instance, int splits) {
   int& known = capacity[splits];
   if (known == 0) {
     opt_in<0, false, true>();
-    KernelLaunch l(splits, kThreads<problem::KvFormat::bf16>, kPlan<problem::KvFormat::bf16, true>.bytes, splits,
-                   common::KernelStart::after_previous, nullptr);
+    const common::NvidiaLaunchConfig launch(
+        common::LaunchShape{dim3(static_cast<unsigned>(splits)), dim3(kThreads<problem::KvFormat::bf16>),
+                            static_cast<std::size_t>(kPlan<problem::KvFormat::bf16, true>.bytes),
+                            static_cast<unsigned>(splits)},
+        nullptr, common::KernelStart::after_previous);
     int clusters = 0;
-    const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kKernel<0, false, true>, &l.config);
+    const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kKernel<0, false, true>, &launch.config);
     known = e == cudaSuccess && clusters > 0 ? clusters : -1;
     if (e != cudaSuccess) static_cast<void>(cudaGetLastError());  // a refusal is an answer, not an error
   }
