@@ -45,7 +45,7 @@ struct Tunables {
   // Persistent: keys per work item (fixed); 0: per batch by gpu/fast/split_rule.h.
   int chunk_keys = 0;
   // Persistent, balanced plans (the hopper family): a request's fixed cost in tiles; -1: the
-  // family's own (gpu/hopper/config.h kBalancedOverheadTiles).
+  // family's own (gpu/hopper/config.h balanced_overhead_tiles).
   int balanced_overhead = -1;
   // The hopper family's bf16 kernel, where some q_len > 1: a request's query tokens taken
   // gpu/hopper/config.h kMaxPack at a time, each tile copied once for them; false: one at a time.

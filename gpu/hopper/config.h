@@ -78,8 +78,20 @@ inline constexpr int kMaxSplits = problem::kMaxPlanSplits;
 // device run 2 of 2026-12-02's seventh session, `bench --overheads 0,1,2,4,8`, a16w16 / a16w8
 // persistent): 4 was fastest or within 1 µs of it on the three ragged layout cases for bf16
 // (ragged_bs64_kv8192 111.1 / 80.4 / 71.6 / 61.4 / 63.7 µs) and within 11 % for fp8 (8 was
-// faster there on two of three).
+// faster there on two of three). Swept again on today's kernels (device calls 2-3 of 2026-12-05's
+// fourteenth session, H100, overheads 0-10, alternated twice): 4 stays for the kernels with bf16
+// or f16 P (bf16 within about 1 % of 2-3 on the ragged cases); the all-fp8 kernels below.
 inline constexpr int kBalancedOverheadTiles = 4;
+// The all-fp8 kernels (both products on the e4m3 product, attention.hip kE4m3Pv): 6 was faster than
+// 4 on every ragged case for each of a8w8, a8w8-static and a8w8-cast (ragged_bs256_kv4096 a8w8
+// 85.2-85.9 -> 81.9-82.6 µs, ragged_bs64_kv8192 49.5-49.6 -> 47.5-48.0, ragged_bs32_kv4096
+// 30.2-30.3 -> 28.5-28.7) and than 8 or 10 on two of three; on uniform batches, where split-K is
+// the faster schedule, 1-8 % slower (bs4_kv1024 23.3 -> 25.2).
+inline constexpr int kE4m3BalancedOverheadTiles = 6;
+constexpr int balanced_overhead_tiles(problem::KvFormat kv, problem::PFormat p) {
+  return kv == problem::KvFormat::fp8 && p == problem::PFormat::fp8 ? kE4m3BalancedOverheadTiles
+                                                                      : kBalancedOverheadTiles;
+}
 // The persistent schedule's work items per SM for a uniform batch (gpu/fast/split_rule.h
 // persistent_chunk_keys): the mma family's measured choice (data/tunables/fast.def
 // kPersistentItemsPerSm, device run 18: 2 beat 4 on all three ragged cases); not re-measured here.

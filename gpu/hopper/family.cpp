@@ -62,7 +62,8 @@ problem::SplitPlan split_plan(const Strategy& s, const BatchShape& shape, int mu
       if (s.tunables.chunk_keys > 0) return problem::SplitPlan::chunked(s.tunables.chunk_keys);
       return problem::SplitPlan::balanced_over(
           multiprocessors, kTileKeys,
-          s.tunables.balanced_overhead >= 0 ? s.tunables.balanced_overhead : kBalancedOverheadTiles);
+          s.tunables.balanced_overhead >= 0 ? s.tunables.balanced_overhead
+                                            : balanced_overhead_tiles(s.recipe.kv, s.recipe.p));
   }
   return {};
 }
