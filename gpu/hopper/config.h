@@ -85,8 +85,9 @@ inline constexpr int kBalancedOverheadTiles = 4;
 // The all-fp8 kernels (both products on the e4m3 product, attention.hip kE4m3Pv): 6 was faster than
 // 4 on every ragged case for each of a8w8, a8w8-static and a8w8-cast (ragged_bs256_kv4096 a8w8
 // 85.2-85.9 -> 81.9-82.6 µs, ragged_bs64_kv8192 49.5-49.6 -> 47.5-48.0, ragged_bs32_kv4096
-// 30.2-30.3 -> 28.5-28.7) and than 8 or 10 on two of three; on uniform batches, where split-K is
-// the faster schedule, 1-8 % slower (bs4_kv1024 23.3 -> 25.2).
+// 30.2-30.3 -> 28.5-28.7) and than 8 or 10 on two of three; on small uniform batches, where
+// split-K is the faster schedule, 1-9 % slower (bs4_kv1024 a8w8 23.3 -> 25.2, a8w8-static 21.7 ->
+// 23.8; device calls 3-4).
 inline constexpr int kE4m3BalancedOverheadTiles = 6;
 constexpr int balanced_overhead_tiles(problem::KvFormat kv, problem::PFormat p) {
   return kv == problem::KvFormat::fp8 && p == problem::PFormat::fp8 ? kE4m3BalancedOverheadTiles

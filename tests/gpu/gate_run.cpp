@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "problem/shape.h"
 #include "quant/bf16.h"
 
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
@@ -27,8 +28,8 @@ GateVerdict run_through_gate(const Strategy& s, PreparedCase& c, const problem::
 
 std::string describe_lse(const check::LseReport& lse) {
   std::ostringstream s;
-  s << lse.class_mismatches << " -inf/NaN mismatches; worst lse[" << lse.worst_index / 16 << "]["
-    << lse.worst_index % 16 << "] = " << lse.worst_got << ", emulated " << lse.worst_ref << " ("
+  s << lse.class_mismatches << " -inf/NaN mismatches; worst lse[" << lse.worst_index / problem::kNumHeads
+    << "][" << lse.worst_index % problem::kNumHeads << "] = " << lse.worst_got << ", emulated " << lse.worst_ref << " ("
     << lse.worst_units << " units, bound there " << lse.worst_allowed_units << ")";
   return s.str();
 }
