@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Issue 10's bf16 bar from one device run: mlacheck's fastest bf16 strategy against the better of
+FlashMLA and FlashInfer on every harness shape, with the margin the issue asks for.
+
+usage: scripts/bf16-bar.py --mlacheck BENCH.json [BENCH.json ...] [--flashinfer results.jsonl]
+                           [--flashmla fmla-results.jsonl] [--margin 0.05]
+
+BENCH.json: `mlacheck bench --graph --json` (one file a repetition of the ledger; every a16w16
+strategy in it counts). results.jsonl: ../shared/tools/flashinfer-bench's (every backend and page
+size it ran; the fastest graph replay whose eager and graph outputs passed its check).
+fmla-results.jsonl: scripts/flashmla-bench's (graph replay, when its reference check passed).
+
+Judged conservatively: mlacheck's figure for a shape is its best strategy's median in each file,
+and the slowest of those over the files; a row is met when that figure is at least MARGIN below
+the better of the other two kernels' graph times. A kernel whose output failed its own check is
+shown as WRONG and is not the bar (a wrong kernel is no competitor), and a shape with no other
+kernel measured is "no bar", never met. Exit status: 0 when the table was made (met or not), 2 on
+unusable input.
+"""
+import argparse
+import json
+import sys
+
+BF16_RECIPE = "a16w16"
+
+
+def fail(message):
+    print(f"bf16-bar.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{path}: {e}")
+
+
+def load_jsonl(path):
+    rows = []
+    try:
+        with open(path) as f:
+            for number, line in enumerate(f, 1):
+                if line.strip():
+                    try:
+                        rows.append(json.loads(line))
+                    except ValueError as e:
+                        fail(f"{path}:{number}: {e}")
+    except OSError as e:
+        fail(str(e))
+    return rows
+
+
+def ours_per_shape(paths):
+    """{shape: (slowest over files of the best a16w16 median, fastest of them, strategy of the slowest)}."""
+    per_file = []
+    order = []
+    for path in paths:
+        run = load_json(path)
+        if not run.get("graph", False):
+            fail(f"{path}: not a graph-replay run (`mlacheck bench --graph`): the others are timed in graph replay")
+        best = {}
+        for r in run.get("rows", []):
+            if r.get("strategy", "").split("/")[0] != BF16_RECIPE or "median_us" not in r:
+                continue
+            case = r["case"]
+            if case not in order:
+                order.append(case)
+            if case not in best or r["median_us"] < best[case][0]:
+                best[case] = (r["median_us"], r["strategy"])
+        if not best:
+            fail(f"{path}: no {BF16_RECIPE} row")
+        per_file.append(best)
+    ours = {}
+    for case in order:
+        seen = [b[case] for b in per_file if case in b]
+        slowest = max(seen)
+        ours[case] = (slowest[0], min(seen)[0], slowest[1], len(seen))
+    return order, ours
+
+
+def flashinfer_per_shape(path):
+    """{shape: (fastest correct graph µs, its configuration) or ('WRONG', detail)}."""
+    best, wrong = {}, {}
+    for r in load_jsonl(path):
+        shape, us = r.get("shape"), r.get("us_graph")
+        if shape is None or us is None:
+            continue
+        config = f"{r.get('backend', '?')}, page {r.get('page_size', '?')}"
+        if not r.get("ok", False) or r.get("graph_ok") is False:
+            wrong.setdefault(shape, config)
+            continue
+        if shape not in best or us < best[shape][0]:
+            best[shape] = (us, config)
+    return {s: best.get(s, ("WRONG", wrong.get(s))) for s in set(best) | set(wrong)}
+
+
+def flashmla_per_shape(path):
+    out = {}
+    for r in load_jsonl(path):
+        shape, us = r.get("shape"), r.get("us_graph")
+        if shape is None or us is None:
+            continue
+        out[shape] = (us, "") if r.get("ok", False) else ("WRONG", f"rel {r.get('rel_fro')}")
+    return out
+
+
+def cell(entry):
+    if entry is None:
+        return "-"
+    value, detail = entry
+    if value == "WRONG":
+        return f"WRONG ({detail})" if detail else "WRONG"
+    return f"{value:.1f}" + (f" ({detail})" if detail else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mlacheck", nargs="+", required=True, metavar="BENCH.json")
+    ap.add_argument("--flashinfer", metavar="results.jsonl")
+    ap.add_argument("--flashmla", metavar="fmla-results.jsonl")
+    ap.add_argument("--margin", type=float, default=0.05, help="the fraction ahead a row needs (issue 10: 0.05)")
+    args = ap.parse_args()
+    if not 0.0 <= args.margin < 1.0:
+        fail(f"--margin {args.margin}: want a fraction in [0, 1)")
+    if args.flashinfer is None and args.flashmla is None:
+        fail("no other kernel's results (--flashinfer, --flashmla): nothing to compare with")
+    order, ours = ours_per_shape(args.mlacheck)
+    fi = flashinfer_per_shape(args.flashinfer) if args.flashinfer else {}
+    fmla = flashmla_per_shape(args.flashmla) if args.flashmla else {}
+
+    print(f"mlacheck: the slowest over {len(args.mlacheck)} run(s) of the best {BF16_RECIPE} strategy; "
+          f"met = at least {args.margin:.0%} faster than the better of the others (graph replay, µs)\n")
+    print("| shape | mlacheck (range, strategy) | FlashInfer | FlashMLA | bar | margin | met |")
+    print("|---|---|---|---|---|---|---|")
+    met = judged = 0
+    for shape in order:
+        slowest, fastest, strategy, runs = ours[shape]
+        others = [e[0] for e in (fi.get(shape), fmla.get(shape)) if e is not None and e[0] != "WRONG"]
+        mine = f"{slowest:.1f}" if runs == 1 else f"{fastest:.1f}-{slowest:.1f}"
+        if not others:
+            verdict, margin, bar = "no bar", "-", "-"
+        else:
+            bar_us = min(others)
+            margin_value = 1.0 - slowest / bar_us
+            judged += 1
+            ok = margin_value >= args.margin
+            met += ok
+            verdict, margin, bar = ("yes" if ok else "**no**"), f"{margin_value:.1%}", f"{bar_us:.1f}"
+        print(f"| {shape} | {mine} ({strategy}) | {cell(fi.get(shape))} | {cell(fmla.get(shape))} | {bar} | "
+              f"{margin} | {verdict} |")
+    print(f"\nmet on {met} of {judged} shapes with a bar ({len(order)} shapes measured)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
