@@ -210,7 +210,11 @@ int run_bench(const BenchOptions& o) {
     for (const gpu::Strategy& variant : variants) {
       const gpu::Strategy* s = &variant;
       const problem::KvCache cache = pc.cache_for(s->recipe);
-      nlohmann::json j{{"case", spec.name}, {"strategy", s->name}};
+      // The batch's shape beside its name, so that a same-run comparison with another kernel's
+      // results can check it timed the same batch (scripts/bf16-bar.py), not just a like name.
+      nlohmann::json j{{"case", spec.name},           {"strategy", s->name},
+                       {"batch", in.batch.num_requests()}, {"total_q", in.batch.total_q()},
+                       {"total_kv", in.batch.total_kv()}};
       if (const auto why = s->supports(in.batch, cache)) {
         fmt::print("{:<16} {:<42} unsupported: {}\n", spec.name, s->name, *why);
         j["unsupported"] = *why;

@@ -10,6 +10,11 @@ strategy in it counts). results.jsonl: ../shared/tools/flashinfer-bench's (every
 size it ran; the fastest graph replay whose eager and graph outputs passed its check).
 fmla-results.jsonl: scripts/flashmla-bench's (graph replay, when its reference check passed).
 
+A shape is compared by name and by batch: where both sides' results give the batch's request and
+key counts (mlacheck's `batch` and `total_kv`, FlashInfer's `B` and `total_kv`, FlashMLA's `batch` and
+`total_kv`), a result of another batch under the same name (FlashInfer's own ragged lengths against
+mlacheck's ragged_bs32_kv4096) is shown as such and is not the bar.
+
 Judged conservatively: mlacheck's figure for a shape is its best strategy's median in each file,
 and the slowest of those over the files; a row is met when that figure is at least MARGIN below
 the better of the other two kernels' graph times. A kernel whose output failed its own check is
@@ -56,6 +61,7 @@ def ours_per_shape(paths):
     """{shape: (slowest over files of the best a16w16 median, fastest of them, strategy of the slowest)}."""
     per_file = []
     order = []
+    shape_of = {}
     for path in paths:
         run = load_json(path)
         if not run.get("graph", False):
@@ -67,6 +73,10 @@ def ours_per_shape(paths):
             case = r["case"]
             if case not in order:
                 order.append(case)
+            if "batch" in r and "total_kv" in r:
+                shape = (r["batch"], r["total_kv"])
+                if shape_of.setdefault(case, shape) != shape:
+                    fail(f"{path}: case {case} is a batch of {shape} here and of {shape_of[case]} elsewhere")
             if case not in best or r["median_us"] < best[case][0]:
                 best[case] = (r["median_us"], r["strategy"])
         if not best:
@@ -77,41 +87,53 @@ def ours_per_shape(paths):
         seen = [b[case] for b in per_file if case in b]
         slowest = max(seen)
         ours[case] = (slowest[0], min(seen)[0], slowest[1], len(seen))
-    return order, ours
+    return order, ours, shape_of
 
 
 def flashinfer_per_shape(path):
-    """{shape: (fastest correct graph µs, its configuration) or ('WRONG', detail)}."""
-    best, wrong = {}, {}
+    """{shape: (fastest correct graph µs, its configuration) or ('WRONG', detail)}, and {shape: batch}."""
+    best, wrong, batch = {}, {}, {}
     for r in load_jsonl(path):
         shape, us = r.get("shape"), r.get("us_graph")
         if shape is None or us is None:
             continue
+        if "B" in r and "total_kv" in r:
+            batch[shape] = (r["B"], r["total_kv"])
         config = f"{r.get('backend', '?')}, page {r.get('page_size', '?')}"
         if not r.get("ok", False) or r.get("graph_ok") is False:
             wrong.setdefault(shape, config)
             continue
         if shape not in best or us < best[shape][0]:
             best[shape] = (us, config)
-    return {s: best.get(s, ("WRONG", wrong.get(s))) for s in set(best) | set(wrong)}
+    return {s: best.get(s, ("WRONG", wrong.get(s))) for s in set(best) | set(wrong)}, batch
 
 
 def flashmla_per_shape(path):
-    out = {}
+    out, batch = {}, {}
     for r in load_jsonl(path):
         shape, us = r.get("shape"), r.get("us_graph")
         if shape is None or us is None:
             continue
         out[shape] = (us, "") if r.get("ok", False) else ("WRONG", f"rel {r.get('rel_fro')}")
-    return out
+        if "batch" in r and "total_kv" in r:
+            batch[shape] = (r["batch"], r["total_kv"])
+    return out, batch
+
+
+def same_batch(entry, theirs, mine):
+    """entry unless the other kernel timed another batch under the name (then a cell saying so)."""
+    if entry is None or theirs is None or mine is None or tuple(theirs) == tuple(mine):
+        return entry
+    return ("OTHER", f"{theirs[0]} requests, {theirs[1]} keys; mlacheck's {mine[0]}, {mine[1]}")
 
 
 def cell(entry):
     if entry is None:
         return "-"
     value, detail = entry
-    if value == "WRONG":
-        return f"WRONG ({detail})" if detail else "WRONG"
+    if value in ("WRONG", "OTHER"):
+        label = "WRONG" if value == "WRONG" else "another batch"
+        return f"{label} ({detail})" if detail else label
     return f"{value:.1f}" + (f" ({detail})" if detail else "")
 
 
@@ -126,18 +148,20 @@ def main():
         fail(f"--margin {args.margin}: want a fraction in [0, 1)")
     if args.flashinfer is None and args.flashmla is None:
         fail("no other kernel's results (--flashinfer, --flashmla): nothing to compare with")
-    order, ours = ours_per_shape(args.mlacheck)
-    fi = flashinfer_per_shape(args.flashinfer) if args.flashinfer else {}
-    fmla = flashmla_per_shape(args.flashmla) if args.flashmla else {}
+    order, ours, shape_of = ours_per_shape(args.mlacheck)
+    fi, fi_batch = flashinfer_per_shape(args.flashinfer) if args.flashinfer else ({}, {})
+    fmla, fmla_batch = flashmla_per_shape(args.flashmla) if args.flashmla else ({}, {})
 
-    print(f"mlacheck: the slowest over {len(args.mlacheck)} run(s) of the best {BF16_RECIPE} strategy; "
+    print(f"mlacheck: per shape, the slowest of its runs ({len(args.mlacheck)} file(s)) of the best {BF16_RECIPE} strategy; "
           f"met = at least {args.margin:.0%} faster than the better of the others (graph replay, µs)\n")
     print("| shape | mlacheck (range, strategy) | FlashInfer | FlashMLA | bar | margin | met |")
     print("|---|---|---|---|---|---|---|")
     met = judged = 0
     for shape in order:
         slowest, fastest, strategy, runs = ours[shape]
-        others = [e[0] for e in (fi.get(shape), fmla.get(shape)) if e is not None and e[0] != "WRONG"]
+        fi_entry = same_batch(fi.get(shape), fi_batch.get(shape), shape_of.get(shape))
+        fmla_entry = same_batch(fmla.get(shape), fmla_batch.get(shape), shape_of.get(shape))
+        others = [e[0] for e in (fi_entry, fmla_entry) if e is not None and e[0] not in ("WRONG", "OTHER")]
         mine = f"{slowest:.1f}" if runs == 1 else f"{fastest:.1f}-{slowest:.1f}"
         if not others:
             verdict, margin, bar = "no bar", "-", "-"
@@ -148,7 +172,7 @@ def main():
             ok = margin_value >= args.margin
             met += ok
             verdict, margin, bar = ("yes" if ok else "**no**"), f"{margin_value:.1%}", f"{bar_us:.1f}"
-        print(f"| {shape} | {mine} ({strategy}) | {cell(fi.get(shape))} | {cell(fmla.get(shape))} | {bar} | "
+        print(f"| {shape} | {mine} ({strategy}) | {cell(fi_entry)} | {cell(fmla_entry)} | {bar} | "
               f"{margin} | {verdict} |")
     print(f"\nmet on {met} of {judged} shapes with a bar ({len(order)} shapes measured)")
     return 0

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Issue 10's bf16 bar in one device call: mlacheck's bf16 strategies, FlashInfer and FlashMLA timed
 # on the same GPU in the same call (graph replay, L2 flushed), then scripts/bf16-bar.py's table.
+# The rows: the 8 harness shapes, and the issue's ragged and paged rows as layout_cost's
+# ragged_bs32_kv4096 and paged_p64_bs32_kv4096 (mlacheck with the plan made once, as FlashMLA's
+# metadata is), FlashMLA on those cases' very lengths (their inputs files, `mlacheck gen
+# --inputs-only`); FlashInfer's ragged batch is its own (other lengths: bf16-bar.py shows it, not as
+# the bar).
 #
 # Here (the development machine), once:
 #   cmake --build BUILD --target cli/mlacheck                      # -DMLACHECK_GPU=cuda
@@ -13,7 +18,8 @@
 # machine shows as a range (bf16-bar.py judges the slower run).
 # Environment: BAR_STRATEGIES (default 'a16w16/*/hopper,a16w16/*/mma'), BAR_REPS (30), FI_ARGS
 # (extra arguments of FlashInfer's run.sh, e.g. '--backends fa3 --page-sizes 64'), OUT.
-# Output in $OUT (default ./bf16-bar-out): bench-1.json, bench-2.json, fi/, fmla/, bar.md.
+# Output in $OUT (default ./bf16-bar-out): bench-{1,2}.json (harness), layout-{1,2}.json (ragged and
+# paged), inputs/, fi/, fmla/, bar.md.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 build=${1:?usage: scripts/bf16-bar.sh BUILD_DIR [FLASHINFER_DIR] [FLASHMLA_DIR]}
@@ -28,15 +34,20 @@ export MLACHECK_DATA_DIR=${MLACHECK_DATA_DIR:-$PWD/data}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 
-ledger() {  # ledger N: the harness shapes, every strategy of $strategies
+layout_cases=ragged_bs32_kv4096,paged_p64_bs32_kv4096
+ledger() {  # ledger N: the harness shapes and the layout rows, every strategy of $strategies
   echo "== mlacheck ledger $1"
   "$bin" bench --graph --reps "$reps" --strategy "$strategies" --json "$out/bench-$1.json" > "$out/bench-$1.log" 2>&1
   local rc=$?
-  tail -n 20 "$out/bench-$1.log"
+  "$bin" bench --graph --reps "$reps" --strategy "$strategies" --plan-once --case-list data/cases/layout_cost.txt \
+    --case "$layout_cases" --json "$out/layout-$1.json" > "$out/layout-$1.log" 2>&1 || rc=1
+  tail -n 20 "$out/bench-$1.log" "$out/layout-$1.log"
   return $rc
 }
 
 status=0
+"$bin" gen --inputs-only --case-list data/cases/layout_cost.txt --cases "$layout_cases" -o "$out/inputs" \
+  > "$out/inputs.log" 2>&1 || { cat "$out/inputs.log"; status=1; }
 ledger 1 || status=1
 others=()
 if [[ -f "$fi_dir/run.sh" ]]; then
@@ -50,7 +61,11 @@ else
 fi
 if [[ -f "$fmla_dir/run.sh" ]]; then
   echo "== FlashMLA ($fmla_dir)"
-  OUT="$PWD/$out/fmla" bash "$fmla_dir/run.sh" > "$out/fmla.log" 2>&1 || status=1
+  inputs=()
+  for c in ${layout_cases//,/ }; do
+    [[ -f "$out/inputs/$c.safetensors" ]] && inputs+=(--inputs "$c=$out/inputs/$c.safetensors")
+  done
+  OUT="$PWD/$out/fmla" bash "$fmla_dir/run.sh" "${inputs[@]}" > "$out/fmla.log" 2>&1 || status=1
   tail -n 12 "$out/fmla.log"
   [[ -f "$out/fmla/fmla-results.jsonl" ]] && others+=(--flashmla "$out/fmla/fmla-results.jsonl")
 else
@@ -59,7 +74,7 @@ fi
 ledger 2 || status=1
 
 runs=()
-for f in "$out/bench-1.json" "$out/bench-2.json"; do [[ -s "$f" ]] && runs+=("$f"); done
+for f in "$out"/bench-{1,2}.json "$out"/layout-{1,2}.json; do [[ -s "$f" ]] && runs+=("$f"); done
 if ((${#runs[@]} > 0 && ${#others[@]} > 0)); then
   python3 scripts/bf16-bar.py --mlacheck "${runs[@]}" "${others[@]}" | tee "$out/bar.md"
 else

@@ -11,13 +11,19 @@ as FlashMLA's get_mla_metadata is shared by a step's layers); the output checked
 reference (relative Frobenius error); then triton.testing.do_bench's median (L2 cleared before each
 repetition) of an eager call and of a CUDA-graph replay of it.
 
-usage: bench.py --lib libflashmla_decode.so [--shapes bs4_kv1024,...] [--out DIR]
+Besides the uniform shapes, `--inputs NAME=FILE` takes a batch's lengths from the kv_indptr of an
+mlacheck inputs file (`mlacheck gen --inputs-only`, q_len 1), so that a ragged or paged case of
+mlacheck's is timed on the very same lengths (the values are this script's own random ones). A
+request of no key stays empty (FlashMLA's scheduler takes length 0); its output must be zero.
+
+usage: bench.py --lib libflashmla_decode.so [--shapes bs4_kv1024,...] [--inputs NAME=FILE ...] [--out DIR]
 """
 import argparse
 import ctypes
 import json
 import math
 import os
+import struct
 import sys
 import time
 
@@ -35,6 +41,40 @@ def parse_shape(name):
         sys.exit(f'bench.py: shape {name!r} is not bs<B>_kv<L>')
 
 
+def mlacheck_lengths(path):
+    """The per-request key counts of an mlacheck inputs file (safetensors: kv_indptr I32 [B + 1],
+    qo_indptr I32 [B + 1] with one query a request). Read with the standard library: an 8-byte
+    little-endian header size, the JSON header, then the raw tensors."""
+    try:
+        with open(path, 'rb') as f:
+            (size,) = struct.unpack('<Q', f.read(8))
+            if size > 100_000_000:
+                raise ValueError(f'a header of {size} bytes')
+            header = json.loads(f.read(size))
+            base = 8 + size
+
+            def read_i32(name):
+                t = header.get(name)
+                if t is None or t.get('dtype') != 'I32' or len(t.get('shape', [])) != 1:
+                    raise ValueError(f'no I32 vector {name}')
+                start, end = t['data_offsets']
+                f.seek(base + start)
+                data = f.read(end - start)
+                if len(data) != 4 * t['shape'][0]:
+                    raise ValueError(f'{name} truncated')
+                return list(struct.unpack(f'<{t["shape"][0]}i', data))
+
+            kv, qo = read_i32('kv_indptr'), read_i32('qo_indptr')
+    except (OSError, ValueError, KeyError, struct.error) as e:
+        sys.exit(f'bench.py: {path}: {e}')
+    if len(qo) != len(kv) or any(qo[i] != i for i in range(len(qo))):
+        sys.exit(f'bench.py: {path}: not one query a request (this bench times q_len 1)')
+    lengths = [kv[i + 1] - kv[i] for i in range(len(kv) - 1)]
+    if not lengths or min(lengths) < 0:
+        sys.exit(f'bench.py: {path}: no request, or a negative length')
+    return lengths
+
+
 def load(lib_path):
     lib = ctypes.CDLL(lib_path)
     p, i, f = ctypes.c_void_p, ctypes.c_int, ctypes.c_float
@@ -48,7 +88,9 @@ def load(lib_path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--lib', required=True)
-    ap.add_argument('--shapes', default=','.join(SHAPES))
+    ap.add_argument('--shapes', default=','.join(SHAPES), help="uniform shapes bs<B>_kv<L>; '' for none")
+    ap.add_argument('--inputs', action='append', default=[], metavar='NAME=FILE',
+                    help="a batch of an mlacheck inputs file's lengths, reported as NAME")
     ap.add_argument('--out', default=os.environ.get('OUT', '.'))
     ap.add_argument('--warmup-ms', type=int, default=25)
     ap.add_argument('--rep-ms', type=int, default=100)
@@ -64,13 +106,31 @@ def main():
     scale = 1.0 / math.sqrt(DK)
     rows = []
     torch.manual_seed(20261205)
-    for name in args.shapes.split(','):
-        b, kv = parse_shape(name)
-        pages = (kv + PAGE - 1) // PAGE
+    batches = [(name, [kv] * b) for name in filter(None, args.shapes.split(',')) for b, kv in [parse_shape(name)]]
+    for spec in args.inputs:
+        name, sep, path = spec.partition('=')
+        if not sep or not name or not path:
+            sys.exit(f'bench.py: --inputs {spec!r} is not NAME=FILE')
+        batches.append((name, mlacheck_lengths(path)))
+    if not batches:
+        sys.exit('bench.py: no shape and no --inputs: nothing to time')
+    for name, lengths in batches:
+        b, kv = len(lengths), max(lengths)
+        # Each request its own pages of 64 (none for an empty one), all of them in a random order;
+        # a table row's slots past its pages hold page 0, never read.
+        counts = [(n + PAGE - 1) // PAGE for n in lengths]
+        pages = max(max(counts), 1)
+        total_pages = max(sum(counts), 1)
         q = (torch.randn(b, 1, HEADS, DK, device=dev) * 0.02).to(torch.bfloat16)
-        cache = (torch.randn(b * pages, PAGE, 1, DK, device=dev) * 0.02).to(torch.bfloat16)
-        table = torch.randperm(b * pages, device=dev, dtype=torch.int32).view(b, pages).contiguous()
-        seqlens = torch.full((b,), kv, device=dev, dtype=torch.int32)
+        cache = (torch.randn(total_pages, PAGE, 1, DK, device=dev) * 0.02).to(torch.bfloat16)
+        order = torch.randperm(total_pages, dtype=torch.int32)
+        table = torch.zeros(b, pages, dtype=torch.int32)
+        at = 0
+        for r, c in enumerate(counts):
+            table[r, :c] = order[at:at + c]
+            at += c
+        table = table.to(dev)
+        seqlens = torch.tensor(lengths, device=dev, dtype=torch.int32)
         meta = torch.empty(parts, meta_ints, device=dev, dtype=torch.int32)
         splits = torch.empty(b + 1, device=dev, dtype=torch.int32)
         lse_acc = torch.empty(b + parts, HEADS, device=dev, dtype=torch.float32)
@@ -96,25 +156,32 @@ def main():
 
         run()
         torch.cuda.synchronize()
-        # The float32 reference, 16 requests at a time (their keys gathered through the page table).
-        err2, ref2 = 0.0, 0.0
-        for r0 in range(0, b, 16):
-            r1 = min(b, r0 + 16)
-            k = cache[table[r0:r1].long()].float().reshape(r1 - r0, pages * PAGE, DK)[:, :kv]
+        # The float32 reference (keys gathered through the page table): uniform batches 16 requests
+        # at a time, others one by one; an empty request's output must be zero.
+        err2, ref2, empty_ok = 0.0, 0.0, True
+        step = 16 if len(set(lengths)) == 1 else 1
+        for r0 in range(0, b, step):
+            r1 = min(b, r0 + step)
+            n = lengths[r0]
+            if n == 0:
+                empty_ok = empty_ok and bool((out[r0:r1, 0].float() == 0).all().item())
+                continue
+            k = cache[table[r0:r1].long()].float().reshape(r1 - r0, pages * PAGE, DK)[:, :n]
             s = torch.einsum('bhd,bkd->bhk', q[r0:r1, 0].float(), k) * scale
             want = torch.einsum('bhk,bkd->bhd', torch.softmax(s, dim=-1), k[..., :DV])
             err2 += (out[r0:r1, 0].float() - want).pow(2).sum().item()
             ref2 += want.pow(2).sum().item()
-        rel = math.sqrt(err2 / ref2)
+        rel = math.sqrt(err2 / ref2) if ref2 > 0 else (0.0 if err2 == 0 else math.inf)
         us_eager = do_bench(run, warmup=args.warmup_ms, rep=args.rep_ms, return_mode='median') * 1e3
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
             run()
         torch.cuda.synchronize()
         us_graph = do_bench(g.replay, warmup=args.warmup_ms, rep=args.rep_ms, return_mode='median') * 1e3
-        nbytes = b * kv * DK * 2 + b * HEADS * (DK + DV) * 2
-        row = {'shape': name, 'batch': b, 'kv_len': kv, 'page_size': PAGE, 'num_sm_parts': parts,
-               'rel_fro': rel, 'ok': rel <= REL_LIMIT, 'plan_ms': plan_ms, 'us_eager': us_eager,
+        nbytes = sum(lengths) * DK * 2 + b * HEADS * (DK + DV) * 2
+        row = {'shape': name, 'batch': b, 'kv_len': kv, 'total_kv': sum(lengths), 'page_size': PAGE,
+               'num_sm_parts': parts, 'rel_fro': rel, 'empty_rows_zero': empty_ok,
+               'ok': rel <= REL_LIMIT and empty_ok, 'plan_ms': plan_ms, 'us_eager': us_eager,
                'us_graph': us_graph, 'gbps_graph': nbytes / (us_graph * 1e3)}
         rows.append(row)
         print(f'{name:14} rel {rel:.2e} {"ok" if row["ok"] else "WRONG"}  eager {us_eager:7.1f} us  '

@@ -21,11 +21,14 @@ def expect(condition, what):
         failures.append(what)
 
 
-def bench(path, medians, graph=True):
+def bench(path, medians, graph=True, batches=None):
     rows = []
     for case, per_strategy in medians.items():
         for strategy, us in per_strategy.items():
-            rows.append({"strategy": strategy, "case": case, "median_us": us})
+            row = {"strategy": strategy, "case": case, "median_us": us}
+            if batches and case in batches:
+                row["batch"], row["total_kv"] = batches[case]
+            rows.append(row)
     with open(path, "w") as f:
         json.dump({"graph": graph, "rows": rows}, f)
     return path
@@ -93,6 +96,25 @@ with tempfile.TemporaryDirectory() as d:
     # --margin is the 5 % by default and can be set.
     rc, out, _ = run("--mlacheck", run_a, "--flashinfer", fi, "--margin", "0.03")
     expect(rc == 0 and "| yes |" in row_of(out, "bs4"), "--margin 0.03 accepts 4 % ahead")
+
+    # The same name, another batch: FlashInfer's own ragged lengths (73374 keys) against mlacheck's
+    # ragged case (28198 keys) is no comparison; FlashMLA on mlacheck's lengths is.
+    ragged = bench(f"{d}/ragged.json", {"ragged": {"a16w16/persistent/hopper@plan-once": 28.0}},
+                   batches={"ragged": (32, 28198)})
+    fi_ragged = jsonl(f"{d}/fi_ragged.jsonl", [{"shape": "ragged", "backend": "fa3", "page_size": 64, "ok": True,
+                                                "graph_ok": True, "us_graph": 43.0, "B": 32, "total_kv": 73374}])
+    fmla_ragged = jsonl(f"{d}/fmla_ragged.jsonl", [{"shape": "ragged", "ok": True, "rel_fro": 2e-3, "us_graph": 29.0,
+                                                    "batch": 32, "total_kv": 28198}])
+    rc, out, _ = run("--mlacheck", ragged, "--flashinfer", fi_ragged, "--flashmla", fmla_ragged)
+    line = row_of(out, "ragged")
+    expect(rc == 0 and "another batch" in line and "| 29.0 |" in line and "| **no** |" in line,
+           "FlashInfer's other batch of the same name is not the bar; FlashMLA's same batch is (28.0 against 29.0: no)")
+    rc, out, _ = run("--mlacheck", ragged, "--flashinfer", fi_ragged)
+    expect(rc == 0 and "| no bar |" in row_of(out, "ragged"), "only another batch under the name: no bar")
+    ragged_other = bench(f"{d}/ragged2.json", {"ragged": {"a16w16/persistent/hopper": 27.0}},
+                         batches={"ragged": (32, 30000)})
+    rc, _, err = run("--mlacheck", ragged, ragged_other, "--flashmla", fmla_ragged)
+    expect(rc == 2 and "ragged" in err, "one case name with two batches in mlacheck's runs is refused")
 
     # Unusable input.
     stream = bench(f"{d}/stream.json", {"bs4": {"a16w16/split/hopper": 96.0}}, graph=False)
