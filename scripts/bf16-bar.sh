@@ -17,7 +17,9 @@
 # kernel); mlacheck's ledger runs twice, before and after the others, so that a drift of the
 # machine shows as a range (bf16-bar.py judges the slower run).
 # Environment: BAR_STRATEGIES (default 'a16w16/*/hopper,a16w16/*/mma'), BAR_REPS (30), FI_ARGS
-# (extra arguments of FlashInfer's run.sh, e.g. '--backends fa3 --page-sizes 64'), OUT.
+# (extra arguments of FlashInfer's run.sh, e.g. '--backends fa3 --page-sizes 64'), OUT, and
+# BAR_PACK=1: everything but the inputs files in $OUT/all.tgz beside bar.md (a device call hands
+# back at most 8 files).
 # Output in $OUT (default ./bf16-bar-out): bench-{1,2}.json (harness), layout-{1,2}.json (ragged and
 # paged), inputs/, fi/, fmla/, bar.md.
 set -uo pipefail
@@ -32,6 +34,7 @@ reps=${BAR_REPS:-30}
 export MLACHECK_DATA_DIR=${MLACHECK_DATA_DIR:-$PWD/data}
 [[ -x "$bin" ]] || { echo "bf16-bar.sh: no binary at $bin (build it first, see the top of this script)" >&2; exit 2; }
 mkdir -p "$out"
+out=$(cd "$out" && pwd)  # absolute: the other benches run from their own folders
 nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 
 layout_cases=ragged_bs32_kv4096,paged_p64_bs32_kv4096
@@ -53,7 +56,7 @@ others=()
 if [[ -f "$fi_dir/run.sh" ]]; then
   echo "== FlashInfer ($fi_dir)"
   # shellcheck disable=SC2086  # FI_ARGS is a list of arguments
-  OUT="$PWD/$out/fi" bash "$fi_dir/run.sh" ${FI_ARGS:-} > "$out/fi.log" 2>&1 || status=1
+  OUT="$out/fi" bash "$fi_dir/run.sh" ${FI_ARGS:-} > "$out/fi.log" 2>&1 || status=1
   tail -n 15 "$out/fi.log"
   [[ -f "$out/fi/results.jsonl" ]] && others+=(--flashinfer "$out/fi/results.jsonl")
 else
@@ -65,7 +68,7 @@ if [[ -f "$fmla_dir/run.sh" ]]; then
   for c in ${layout_cases//,/ }; do
     [[ -f "$out/inputs/$c.safetensors" ]] && inputs+=(--inputs "$c=$out/inputs/$c.safetensors")
   done
-  OUT="$PWD/$out/fmla" bash "$fmla_dir/run.sh" "${inputs[@]}" > "$out/fmla.log" 2>&1 || status=1
+  OUT="$out/fmla" bash "$fmla_dir/run.sh" "${inputs[@]}" > "$out/fmla.log" 2>&1 || status=1
   tail -n 12 "$out/fmla.log"
   [[ -f "$out/fmla/fmla-results.jsonl" ]] && others+=(--flashmla "$out/fmla/fmla-results.jsonl")
 else
@@ -80,5 +83,10 @@ if ((${#runs[@]} > 0 && ${#others[@]} > 0)); then
 else
   echo "bf16-bar.sh: no table (mlacheck runs: ${#runs[@]}, other kernels' results: $((${#others[@]} / 2)))"
   status=1
+fi
+if [[ "${BAR_PACK:-0}" == 1 ]]; then
+  rm -rf "$out/inputs"/*.safetensors
+  tar czf /tmp/bf16-bar-all.tgz -C "$out" . && mv /tmp/bf16-bar-all.tgz "$out/all.tgz"
+  find "$out" -mindepth 1 ! -name all.tgz ! -name bar.md -delete
 fi
 exit $status

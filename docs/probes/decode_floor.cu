@@ -5,8 +5,12 @@
 // No attention arithmetic: each scenario reads the KV bytes of a harness shape in the grid a
 // mlacheck schedule uses, writes what that schedule writes (split partials or the bf16 output), and
 // where the schedule has a merge kernel, runs one that reads the partials back, with and without
-// programmatic dependent launch (gpu/common/launch_kernel.h). So a figure here is a floor that no
-// kernel of that grid and launch count goes under, and the gap to `bench` is the kernels' own work.
+// programmatic dependent launch (gpu/common/launch_kernel.h). Where latency and launches set the
+// time (4 x 1024, the no-op merge blocks) a figure is what a call of that grid and launch count
+// costs before any arithmetic, and the gap to `bench` is the kernels' own chains. Where bandwidth
+// sets it (64 x 8192, 256 x 8192) the plain 16-byte loads here read slower than the copy engine
+// (256 x 8192 bf16 on an H100: 793 µs here, 764 for the hopper kernel, PERF.md), so those rows
+// compare grids with one another, not a floor.
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a docs/probes/decode_floor.cu -o decode_floor
 //   ./decode_floor            (on the GPU machine; about 15 s; --reps N to change 200)
 #include <cuda_runtime.h>
