@@ -15,6 +15,9 @@ key counts (mlacheck's `batch` and `total_kv`, FlashInfer's `B` and `total_kv`, 
 `total_kv`), a result of another batch under the same name (FlashInfer's own ragged lengths against
 mlacheck's ragged_bs32_kv4096) is shown as such and is not the bar.
 
+Where mlacheck's runs give the bytes a call must read and the measured read ceiling, a row not met
+whose bar asks for less time than those bytes take at that ceiling says so ("under the read floor").
+
 Judged conservatively: mlacheck's figure for a shape is its best strategy's median in each file,
 and the slowest of those over the files; a row is met when that figure is at least MARGIN below
 the better of the other two kernels' graph times. A kernel whose output failed its own check is
@@ -62,10 +65,12 @@ def ours_per_shape(paths):
     per_file = []
     order = []
     shape_of = {}
+    floor_of = {}
     for path in paths:
         run = load_json(path)
         if not run.get("graph", False):
             fail(f"{path}: not a graph-replay run (`mlacheck bench --graph`): the others are timed in graph replay")
+        ceiling = run.get("read_ceiling", {}).get("gbps")
         best = {}
         for r in run.get("rows", []):
             if r.get("strategy", "").split("/")[0] != BF16_RECIPE or "median_us" not in r:
@@ -79,6 +84,8 @@ def ours_per_shape(paths):
                     fail(f"{path}: case {case} is a batch of {shape} here and of {shape_of[case]} elsewhere")
             if case not in best or r["median_us"] < best[case][0]:
                 best[case] = (r["median_us"], r["strategy"])
+            if ceiling and r.get("bytes"):  # the bytes read at the fastest ceiling measured: the lowest floor
+                floor_of[case] = min(floor_of.get(case, float("inf")), r["bytes"] / (ceiling * 1e3))
         if not best:
             fail(f"{path}: no {BF16_RECIPE} row")
         per_file.append(best)
@@ -87,7 +94,7 @@ def ours_per_shape(paths):
         seen = [b[case] for b in per_file if case in b]
         slowest = max(seen)
         ours[case] = (slowest[0], min(seen)[0], slowest[1], len(seen))
-    return order, ours, shape_of
+    return order, ours, shape_of, floor_of
 
 
 def flashinfer_per_shape(path):
@@ -148,7 +155,7 @@ def main():
         fail(f"--margin {args.margin}: want a fraction in [0, 1)")
     if args.flashinfer is None and args.flashmla is None:
         fail("no other kernel's results (--flashinfer, --flashmla): nothing to compare with")
-    order, ours, shape_of = ours_per_shape(args.mlacheck)
+    order, ours, shape_of, floor_of = ours_per_shape(args.mlacheck)
     fi, fi_batch = flashinfer_per_shape(args.flashinfer) if args.flashinfer else ({}, {})
     fmla, fmla_batch = flashmla_per_shape(args.flashmla) if args.flashmla else ({}, {})
 
@@ -172,6 +179,11 @@ def main():
             ok = margin_value >= args.margin
             met += ok
             verdict, margin, bar = ("yes" if ok else "**no**"), f"{margin_value:.1%}", f"{bar_us:.1f}"
+            # A bar that asks for less time than reading the batch's bytes at the measured read
+            # ceiling: no kernel that reads the cache once can meet it on this card.
+            need_us = bar_us * (1.0 - args.margin)
+            if not ok and shape in floor_of and need_us < floor_of[shape]:
+                verdict += f" (needs {need_us:.1f}, under the read floor {floor_of[shape]:.1f})"
         print(f"| {shape} | {mine} ({strategy}) | {cell(fi_entry)} | {cell(fmla_entry)} | {bar} | "
               f"{margin} | {verdict} |")
     print(f"\nmet on {met} of {judged} shapes with a bar ({len(order)} shapes measured)")

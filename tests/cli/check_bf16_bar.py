@@ -116,6 +116,21 @@ with tempfile.TemporaryDirectory() as d:
     rc, _, err = run("--mlacheck", ragged, ragged_other, "--flashmla", fmla_ragged)
     expect(rc == 2 and "ragged" in err, "one case name with two batches in mlacheck's runs is refused")
 
+    # A bar under the read floor: 2000 MB at 3000 GB/s take 666.7 µs; 5 % ahead of 690 needs 655.5.
+    floor_run = f"{d}/floor.json"
+    with open(floor_run, "w") as f:
+        json.dump({"graph": True, "read_ceiling": {"gbps": 3000.0}, "rows": [
+            {"strategy": "a16w16/split-k/hopper", "case": "big", "median_us": 668.0, "bytes": 2_000_000_000},
+            {"strategy": "a16w16/split-k/hopper", "case": "small", "median_us": 100.0, "bytes": 200_000_000}]}, f)
+    fi_floor = jsonl(f"{d}/fi_floor.jsonl", [
+        {"shape": "big", "backend": "fa3", "page_size": 64, "ok": True, "graph_ok": True, "us_graph": 690.0},
+        {"shape": "small", "backend": "fa3", "page_size": 64, "ok": True, "graph_ok": True, "us_graph": 102.0}])
+    rc, out, _ = run("--mlacheck", floor_run, "--flashinfer", fi_floor)
+    expect(rc == 0 and "under the read floor 666.7" in row_of(out, "big") and "needs 655.5" in row_of(out, "big"),
+           "a bar that needs less time than the bytes at the read ceiling says so")
+    expect("read floor" not in row_of(out, "small") and "| **no** |" in row_of(out, "small"),
+           "a row missed above the read floor (needs 96.9, floor 66.7) is a plain no")
+
     # Unusable input.
     stream = bench(f"{d}/stream.json", {"bs4": {"a16w16/split/hopper": 96.0}}, graph=False)
     rc, _, err = run("--mlacheck", stream, "--flashinfer", fi)
