@@ -62,17 +62,19 @@ if [[ -f "$fi_dir/run.sh" ]]; then
 else
   echo "== FlashInfer: no $fi_dir/run.sh, skipped (see the top of this script to make it)"
 fi
-if [[ -f "$fmla_dir/run.sh" ]]; then
-  echo "== FlashMLA ($fmla_dir)"
+if [[ -f "$fmla_dir/libflashmla_decode.so" ]]; then
+  # The library is the build's; the script is this tree's (a copy in $fmla_dir may be older).
+  echo "== FlashMLA ($fmla_dir: $(cat "$fmla_dir/flashmla.commit" 2> /dev/null))"
   inputs=()
   for c in ${layout_cases//,/ }; do
     [[ -f "$out/inputs/$c.safetensors" ]] && inputs+=(--inputs "$c=$out/inputs/$c.safetensors")
   done
-  OUT="$out/fmla" bash "$fmla_dir/run.sh" "${inputs[@]}" > "$out/fmla.log" 2>&1 || status=1
+  python3 scripts/flashmla-bench/bench.py --lib "$fmla_dir/libflashmla_decode.so" --out "$out/fmla" "${inputs[@]}" \
+    > "$out/fmla.log" 2>&1 || status=1
   tail -n 12 "$out/fmla.log"
   [[ -f "$out/fmla/fmla-results.jsonl" ]] && others+=(--flashmla "$out/fmla/fmla-results.jsonl")
 else
-  echo "== FlashMLA: no $fmla_dir/run.sh, skipped (see the top of this script to make it)"
+  echo "== FlashMLA: no $fmla_dir/libflashmla_decode.so, skipped (see the top of this script to make it)"
 fi
 ledger 2 || status=1
 
