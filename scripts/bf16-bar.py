@@ -169,7 +169,7 @@ def main():
         fi_entry = same_batch(fi.get(shape), fi_batch.get(shape), shape_of.get(shape))
         fmla_entry = same_batch(fmla.get(shape), fmla_batch.get(shape), shape_of.get(shape))
         others = [e[0] for e in (fi_entry, fmla_entry) if e is not None and e[0] not in ("WRONG", "OTHER")]
-        mine = f"{slowest:.1f}" if runs == 1 else f"{fastest:.1f}-{slowest:.1f}"
+        mine = f"{fastest:.1f}-{slowest:.1f}" if f"{fastest:.1f}" != f"{slowest:.1f}" else f"{slowest:.1f}"
         if not others:
             verdict, margin, bar = "no bar", "-", "-"
         else:
