@@ -105,15 +105,20 @@ void launch(Kernel k, unsigned grid, unsigned block, bool programmatic, cudaStre
   CHECK(cudaLaunchKernelEx(&config, k, args...));
 }
 
+// A scenario's grid given per SM of the GPU it runs on (a persistent grid), not as a count.
+constexpr unsigned kOnePerSm = 0, kTwoPerSm = ~0u;
+// The no-op merge's rows: a merge block per (query row, head) of 256 one-token requests.
+constexpr int kNoOpRows = 256 * kHeads;
+
 struct Scenario {
   const char* name;
   int64_t kv_bytes;    // KV bytes read
-  unsigned grid;       // attention blocks
+  unsigned grid;       // attention blocks, or kOnePerSm / kTwoPerSm
   unsigned threads;    // their threads
   int64_t out_bytes;   // what the attention grid writes (partials, or the output)
   int merge_rows;      // > 0: a merge kernel of this many blocks after it
   int splits;          // partial rows a merge block reads; 0: lookup_and_return, merge_rows blocks
-                       // of 4096 / merge_rows rows each
+                       // of kNoOpRows / merge_rows rows each
   bool programmatic;   // the merge (or the second empty kernel) launched programmatically
   bool empty;          // no reads: `kernels` empty kernels of `grid` blocks
   int kernels;
@@ -153,23 +158,23 @@ int main(int argc, char** argv) {
       {"4x1024 fp8: + merge kernel, programmatic", kv(4, 1024, 576), 64, 288, 64 * partial_row, 64, 16, true, false, 0},
       // 64 x 8192: split-K 2 on 128 SMs against all of them.
       {"64x8192 bf16: 128 blocks", kv(64, 8192, 1152), 128, 1024, 128 * partial_row, 0, 0, false, false, 0},
-      {"64x8192 bf16: 132 blocks", kv(64, 8192, 1152), 132, 1024, 128 * partial_row, 0, 0, false, false, 0},
-      {"64x8192 bf16: 264 blocks", kv(64, 8192, 1152), 264, 1024, 128 * partial_row, 0, 0, false, false, 0},
+      {"64x8192 bf16: 132 blocks", kv(64, 8192, 1152), kOnePerSm, 1024, 128 * partial_row, 0, 0, false, false, 0},
+      {"64x8192 bf16: 264 blocks", kv(64, 8192, 1152), kTwoPerSm, 1024, 128 * partial_row, 0, 0, false, false, 0},
       {"64x8192 fp8: 128 blocks", kv(64, 8192, 576), 128, 1024, 128 * partial_row, 0, 0, false, false, 0},
-      {"64x8192 fp8: 132 blocks", kv(64, 8192, 576), 132, 1024, 128 * partial_row, 0, 0, false, false, 0},
+      {"64x8192 fp8: 132 blocks", kv(64, 8192, 576), kOnePerSm, 1024, 128 * partial_row, 0, 0, false, false, 0},
       {"64x8192 fp8: 128 blocks + merge (1024 rows of 2), programmatic", kv(64, 8192, 576), 128, 1024,
        128 * partial_row, 1024, 2, true, false, 0},
       // A persistent call on a batch of 256 x 996 keys (layout_cost's uniform_bs256_kv996) whose plan
       // cuts nothing: the attention grid writes the output, then the merge finds nothing to merge.
-      {"256x996 bf16: 132 blocks, no merge", kv(256, 996, 1152), 132, 1024, 256 * out_row, 0, 0, false, false, 0},
-      {"256x996 bf16: + 4096 no-op merge blocks, programmatic", kv(256, 996, 1152), 132, 1024, 256 * out_row, 4096, 0,
+      {"256x996 bf16: 132 blocks, no merge", kv(256, 996, 1152), kOnePerSm, 1024, 256 * out_row, 0, 0, false, false, 0},
+      {"256x996 bf16: + 4096 no-op merge blocks, programmatic", kv(256, 996, 1152), kOnePerSm, 1024, 256 * out_row, kNoOpRows, 0,
        true, false, 0},
-      {"256x996 bf16: + 1024 no-op merge blocks (4 rows each), programmatic", kv(256, 996, 1152), 132, 1024,
-       256 * out_row, 1024, 0, true, false, 0},
-      {"256x8192 bf16: 132 blocks", kv(256, 8192, 1152), 132, 1024, 256 * out_row, 0, 0, false, false, 0},
-      {"256x8192 fp8: 132 blocks", kv(256, 8192, 576), 132, 1024, 256 * out_row, 0, 0, false, false, 0},
+      {"256x996 bf16: + 1024 no-op merge blocks (4 rows each), programmatic", kv(256, 996, 1152), kOnePerSm, 1024,
+       256 * out_row, kNoOpRows / 4, 0, true, false, 0},
+      {"256x8192 bf16: 132 blocks", kv(256, 8192, 1152), kOnePerSm, 1024, 256 * out_row, 0, 0, false, false, 0},
+      {"256x8192 fp8: 132 blocks", kv(256, 8192, 576), kOnePerSm, 1024, 256 * out_row, 0, 0, false, false, 0},
   };
-  for (Scenario& s : scenarios) s.grid = s.grid == 132 ? sms : s.grid == 264 ? 2 * sms : s.grid;
+  for (Scenario& s : scenarios) s.grid = s.grid == kOnePerSm ? sms : s.grid == kTwoPerSm ? 2 * sms : s.grid;
 
   int64_t most_kv = 0, most_out = 0, most_merged = 0;
   for (const Scenario& s : scenarios) {
@@ -187,8 +192,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&merged, std::max<int64_t>(most_merged, 16)));
   CHECK(cudaMalloc(&flush_buf, flush_bytes));
   CHECK(cudaMalloc(&sink, 4));
-  CHECK(cudaMalloc(&rows, 4096 * sizeof(int)));
-  CHECK(cudaMemset(rows, 0x01, 4096 * sizeof(int)));
+  CHECK(cudaMalloc(&rows, kNoOpRows * sizeof(int)));
+  CHECK(cudaMemset(rows, 0x01, kNoOpRows * sizeof(int)));
   CHECK(cudaMalloc(&never, sizeof(int)));
   CHECK(cudaMemset(kv_buf, 0x5A, most_kv));  // defined contents, never zeros
   CHECK(cudaMemset(out_buf, 0x33, std::max<int64_t>(most_out, 16)));
@@ -207,7 +212,7 @@ int main(int argc, char** argv) {
              out_buf, s.out_bytes / 16);
       if (s.merge_rows > 0 && s.splits == 0)
         launch(lookup_and_return, static_cast<unsigned>(s.merge_rows), 128u, s.programmatic, stream,
-               static_cast<const int*>(rows), 4096 / s.merge_rows, never);
+               static_cast<const int*>(rows), kNoOpRows / s.merge_rows, never);
       else if (s.merge_rows > 0)
         launch(merge_like, static_cast<unsigned>(s.merge_rows), static_cast<unsigned>(kVDim / 4), s.programmatic,
                stream, reinterpret_cast<const float4*>(out_buf), s.splits, merged);
