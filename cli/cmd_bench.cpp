@@ -6,7 +6,9 @@
 // KV row the batch reads once, Q, the output and LSE) per median time, and that rate as a share of
 // the read ceiling the same binary measures first on the same GPU with a streaming-read kernel.
 // Nothing is printed that was not measured; without a GPU it says so and measures nothing.
-// --shard i/n times one share of the cases (cli/shard.h).
+// --shard i/n times one share of the cases (cli/shard.h). --stamps (a -DMLACHECK_HOPPER_STAMPS=ON
+// build) adds under each row where its hopper blocks' time went, from one more untimed call
+// (gpu/stamps.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -26,9 +28,11 @@
 #include "cli/case_tier.h"
 #include "cli/gpu_cases.h"
 #include "cli/shard.h"
+#include "cli/stamps_text.h"
 #include "cli/version.h"
 #include "gpu/availability.h"
 #include "gpu/registry.h"
+#include "gpu/stamps.h"
 #include "problem/batch.h"
 #include "problem/shape.h"
 
@@ -65,6 +69,9 @@ struct BenchOptions {
   // Persistent strategies with a balanced plan: the work list made by one untimed call per case and
   // reused by every timed call (DecodeParams::reuse_plan); rows STRATEGY@plan-once.
   bool plan_once = false;
+  // After each row's timing, one more call (after the flush, not timed) whose hopper blocks stamp
+  // their points (gpu/stamps.h); a stamps build only.
+  bool stamps = false;
 };
 
 // The strategies to time: the matches themselves, or with --splits each split-K match once per
@@ -148,6 +155,10 @@ int run_bench(const BenchOptions& o) {
     if (n < 1) throw std::invalid_argument("--chunks: each size >= 1 key");
   for (const int n : o.overheads)
     if (n < 0) throw std::invalid_argument("--overheads: each overhead >= 0 tiles");
+  if (o.stamps && !gpu::kernel_stamps_built())
+    throw std::invalid_argument(
+        "--stamps: this binary was built without the kernel stamps (configure a CUDA build for sm_90a with "
+        "-DMLACHECK_HOPPER_STAMPS=ON; gpu/stamps.h)");
   if (!o.chunks.empty() && !o.overheads.empty())
     throw std::invalid_argument("--chunks and --overheads: one or the other (a plan is chunked or balanced)");
   // Timing defaults to the harness shapes (the figures compared with FlashMLA in docs/PERF.md).
@@ -193,6 +204,9 @@ int run_bench(const BenchOptions& o) {
   fmt::print("{} reps after {} warm-up, L2 flushed by a {} MB read before each, {}\n", o.reps,
              o.warmup, o.flush_mb, o.graph ? "graph replay" : "stream launches");
   fmt::print("GB/s = bytes a decode must move (each KV row read once, Q, out, LSE) / median time\n");
+  if (o.stamps)
+    fmt::print("stamps: from one more call per row, after the flush and not timed (a stamps build: each stamp is a "
+               "store on the kernel's chain, so its times are not the table's)\n");
   if (o.plan_once)
     fmt::print("@plan-once: the work list made by one untimed call per case, each timed call reusing it, as one "
                "decode step's layers share one plan (FlashMLA's get_mla_metadata, FlashInfer's plan())\n");
@@ -260,6 +274,15 @@ int run_bench(const BenchOptions& o) {
       rows_above_ceiling += pct > 100.0 ? 1 : 0;
       best_pct = std::max(best_pct, pct);
       j["times_ms"] = ms;
+      if (o.stamps) {
+        if (flusher) flusher->read(device.stream());
+        gpu::reset_kernel_stamps(device.stream());
+        s->launch(params, device.stream());
+        const std::vector<gpu::StampSpread> spreads = gpu::summarize_stamps(gpu::read_kernel_stamps(device.stream()));
+        fmt::print("{}", stamps_text(spreads));
+        std::fflush(stdout);
+        j["stamps"] = stamps_json(spreads);
+      }
       rows.push_back(j);
     }
   }
@@ -279,6 +302,7 @@ int run_bench(const BenchOptions& o) {
                      {"graph", o.graph},
                      {"flush_mb", o.flush_mb},
                      {"plan_once", o.plan_once},
+                     {"stamps", o.stamps},
                      {"cases", list},
                      {"rows", rows}};
     if (o.shard)
@@ -330,6 +354,10 @@ void add_bench_command(CLI::App& app, Runner& run) {
                 "persistent strategies of a balanced plan (hopper): make the work list in one untimed "
                 "call per case and time calls that reuse it, as one decode step's layers share one plan "
                 "(FlashMLA's get_mla_metadata, FlashInfer's plan()); rows STRATEGY@plan-once");
+  sub->add_flag("--stamps", o->stamps,
+                "after each row, one more untimed call whose hopper blocks stamp where their time went "
+                "(cycles after each block's entry: Q staged, tiles done, quotients, stores...); a build "
+                "with -DMLACHECK_HOPPER_STAMPS=ON only (gpu/stamps.h)");
   sub->add_option("--flush-mb", o->flush_mb, "MB read before each repetition (0: no flush)")
       ->capture_default_str();
   sub->add_option("--ceiling-mb", o->ceiling_mb, "MB read by the read-ceiling measurement")

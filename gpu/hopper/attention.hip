@@ -116,6 +116,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <cuda.h>
 
@@ -144,12 +145,34 @@
 #include "gpu/sm90/tensor_map.h"
 #include "gpu/sm90/tma.h"
 #include "gpu/sm90/wgmma.h"
+#include "gpu/stamps.h"
 #include "gpu/warp.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
 
 namespace mlacheck::gpu::hopper {
 namespace {
+
+#if defined(MLACHECK_HOPPER_STAMPS)
+// gpu/stamps.h: kStampPoints words a block, for the first kStampBlocks blocks.
+__device__ unsigned long long g_kernel_stamps[kStampBlocks * kStampPoints];
+#endif
+
+// Thread 0's stamp of point p when `now` (the block's first token): the SM's cycle counter, or the
+// global timer for the _ns points; nothing outside a stamps build (gpu/stamps.h).
+__device__ __forceinline__ void stamp(StampPoint p, bool now = true) {
+#if defined(MLACHECK_HOPPER_STAMPS)
+  if (threadIdx.x == 0 && blockIdx.x < kStampBlocks && now) {
+    uint64_t t = 0;
+    if (p == StampPoint::entry_ns || p == StampPoint::exit_ns) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    else asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+    g_kernel_stamps[blockIdx.x * kStampPoints + static_cast<int>(p)] = t;
+  }
+#else
+  static_cast<void>(p);
+  static_cast<void>(now);
+#endif
+}
 
 // Chunked: the persistent schedule's item queue (ItemSource), else a block per item. Fused (split-K,
 // bf16): the a.num_splits blocks of a request form a thread-block cluster and merge their partials
@@ -188,6 +211,8 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   unsigned char* smem = raw + (misalign == 0 ? 0 : KvTile::kAtomBytes - misalign);
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % kWarpSize;
+  stamp(StampPoint::entry);
+  stamp(StampPoint::entry_ns);
   // Launched with_previous after the Q quantization or the work list (gpu/common/kernel_start.h):
   // the producer of a block per item streams the cache (the caller's) without waiting for them;
   // what reads their output waits first (grid_dependency.h's rule; the consumers wait in every
@@ -228,6 +253,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   // before its block initialised it): the mbarriers are initialised.
   if constexpr (Fused) sm90::cluster_sync();
   else common::block_sync();
+  stamp(StampPoint::ready);
   if constexpr (Chunked) common::wait_for_previous_kernel();  // both roles read the work list
   // The consumers' registers moved from the producer warpgroup (kThreads).
   constexpr bool kMovedRegisters = kFp8 || Pack > 1;
@@ -250,6 +276,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   if constexpr (kMovedRegisters) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegisters));
   // Q's codes and scale are the Q quantization's.
   if constexpr (!Chunked) common::wait_for_previous_kernel();
+  stamp(StampPoint::started);
 
   // The warpgroup. The decoded kernels broadcast it from lane 0, so that the compiler knows it
   // uniform across the warp: their value tile's and P's shared addresses depend on it, and computed
@@ -339,6 +366,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     copy_commit_and_wait_all();
     fence_to_async();
     consumer_sync();
+    stamp(StampPoint::q_staged, tokens_done == 0);
 
     // Each token's running max and sum of this thread's four heads.
     float m_run_all[Pack][4], l_run_all[Pack][4];
@@ -707,6 +735,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       }
     }
     iter = first + tiles;
+    stamp(StampPoint::tiles_done, tokens_done == 0);
 
     // Each token of the group's output (the same steps one token at a time, in order).
     auto finish_token = [&](auto token_c) {
@@ -776,6 +805,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         }
         write_stats();
       }
+      stamp(StampPoint::exchanged, tokens_done == 0);
       // fl32(acc / l) of all of this thread's elements at once (gpu/common/exact_quotient.h: one
       // reciprocal per head, no division and no branch per element), unless one lies outside the
       // window where that is exact; fp8: then fl32(· KV scale); an empty split's output is 0.
@@ -813,6 +843,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   #pragma unroll
             for (int l = 0; l < Acc::ne; ++l) out_o[v].x[l] = out_o[v].x[l] * a.kv_scale;
       }
+      stamp(StampPoint::quotients, tokens_done == 0);
       // The stores, one loop per destination: with the choice made per element (out, a float32 or a
       // bf16 partial), every element was a few branches and their reconvergence, and the 32 stores of
       // a thread took about 4000 cycles (device run 3 of 2026-12-03; SASS: BSSY / BRA / BSYNC around
@@ -881,6 +912,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         }
       }
       consumer_sync();  // stats, Q, P and the published statistics are reused by the next token
+      stamp(StampPoint::stored, tokens_done == 0);
       if constexpr (Fused) {
         // The cluster's merge of the token: every block's partial row written (the barrier above,
         // then thread 0's release fence and arrival on each peer), merged by all of them from L2,
@@ -895,6 +927,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
                                  [] { consumer_sync(); });
         consumer_sync();  // the scratch is the next token's
       }
+      stamp(StampPoint::merged, tokens_done == 0);
       ++tokens_done;
     };
     finish_token(std::integral_constant<int, 0>{});
@@ -902,6 +935,8 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     if constexpr (Pack > 1)
       if (group > 1) finish_token(std::integral_constant<int, 1>{});
   }
+  stamp(StampPoint::exit);
+  stamp(StampPoint::exit_ns);
 }
 
 template <std::size_t I, bool Chunked, bool Fused, int Pack = 1>
@@ -1037,3 +1072,24 @@ int cluster_merge_capacity(std::size_t instance, int splits) {
 }
 
 }  // namespace mlacheck::gpu::hopper
+
+#if defined(MLACHECK_HOPPER_STAMPS)
+namespace mlacheck::gpu {
+
+void reset_kernel_stamps(StreamHandle stream) {
+  void* stamps = nullptr;
+  MLACHECK_GPU_CHECK(cudaGetSymbolAddress(&stamps, hopper::g_kernel_stamps));
+  MLACHECK_GPU_CHECK(cudaMemsetAsync(stamps, 0, sizeof(hopper::g_kernel_stamps), static_cast<cudaStream_t>(stream)));
+}
+
+std::vector<uint64_t> read_kernel_stamps(StreamHandle stream) {
+  std::vector<uint64_t> out(static_cast<std::size_t>(kStampBlocks) * kStampPoints);
+  static_assert(sizeof(hopper::g_kernel_stamps) == sizeof(uint64_t) * kStampBlocks * kStampPoints);
+  MLACHECK_GPU_CHECK(cudaMemcpyFromSymbolAsync(out.data(), hopper::g_kernel_stamps, sizeof(hopper::g_kernel_stamps), 0,
+                                               cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)));
+  MLACHECK_GPU_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+  return out;
+}
+
+}  // namespace mlacheck::gpu
+#endif

@@ -163,6 +163,14 @@ def main():
             "9 --worst -1")
     # Conflicting options are refused.
     refused(run(binary, "gen", "--check-manifest", m, "-o", work / "x"), "excludes", "9 --check-manifest with -o")
+    # --stamps asks for a build the gate never uses (gpu/stamps.h): refused before anything runs,
+    # with the way to get one; a stamps build says so in its version and gets as far as the GPU.
+    version = run(binary, "--version").stdout.decode()
+    if "hopper kernel stamps" in version:
+        r = run(binary, "bench", "--stamps", "--case", "bs4_kv1024", "--reps", 1)
+        check(r is not None and r.returncode == 0, "9 bench --stamps in a stamps build runs (or says no GPU)")
+    else:
+        refused(run(binary, "bench", "--stamps"), "-DMLACHECK_HOPPER_STAMPS=ON", "9 bench --stamps without the stamps build")
     refused(run(binary, "gen", "--batch", 1, "--kv-len", 4, "--seed", 1, "--inputs-only", "--recipes", "a16w16",
                 "-o", work / "x.safetensors"), "excludes", "9 --inputs-only with --recipes")
     # An output that is an input.
