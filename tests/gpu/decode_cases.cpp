@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include <gtest/gtest.h>
+
+
 #include "ref/case_list.h"
 #include "tests/support/test_data.h"
 
@@ -45,6 +48,17 @@ PreparedCase& prepared(const std::string& name) {
     if (it == cache.end()) throw std::invalid_argument("no decode test case " + name);
   }
   return *it->second;
+}
+
+void for_each_supported_case(const Strategy& s,
+                             const std::function<void(const ref::CaseSpec&, PreparedCase&, const problem::KvCache&)>& body) {
+  for (const ref::CaseSpec& spec : decode_cases()) {
+    SCOPED_TRACE(spec.name + ", " + s.name);
+    PreparedCase& c = prepared(spec.name);
+    const problem::KvCache cache = c.cache_for(s.recipe);
+    if (s.supports(c.inputs().batch, cache)) continue;
+    body(spec, c, cache);
+  }
 }
 
 }  // namespace mlacheck::gpu::test

@@ -3,6 +3,7 @@
 // computes for them once: inputs, the caches of every format, the exact output, the data scale,
 // and the emulated output of each strategy's (recipe, split plan, softmax step, tensor-core orders) on
 // first use.
+#include <functional>
 #include <map>
 #include <tuple>
 #include <memory>
@@ -53,5 +54,10 @@ class PreparedCase {
 
 // The prepared case of that name (made on first use, kept for the rest of the process).
 PreparedCase& prepared(const std::string& name);
+
+// `body(spec, case, cache)` for each decode case that strategy `s` supports (its cache in the
+// strategy's format), under a gtest trace naming the case and the strategy.
+void for_each_supported_case(const Strategy& s,
+                             const std::function<void(const ref::CaseSpec&, PreparedCase&, const problem::KvCache&)>& body);
 
 }  // namespace mlacheck::gpu::test

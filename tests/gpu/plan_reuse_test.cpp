@@ -31,12 +31,8 @@ TEST(GpuPlanReuse, ReusedBalancedWorkListGivesTheSameBits) {
   int compared = 0;
   for (const Strategy* s : match_strategies("*/persistent/hopper")) {
     if (const auto missing = not_built_here(*s->family)) GTEST_SKIP() << *missing;
-    for (const ref::CaseSpec& spec : test::decode_cases()) {
-      SCOPED_TRACE(spec.name + ", " + s->name);
-      test::PreparedCase& c = test::prepared(spec.name);
+    test::for_each_supported_case(*s, [&](const ref::CaseSpec&, test::PreparedCase& c, const problem::KvCache& cache) {
       const ref::Inputs& in = c.inputs();
-      const problem::KvCache cache = c.cache_for(s->recipe);
-      if (s->supports(in.batch, cache)) continue;
       DeviceProblem device(in.batch, in.q);
       const RunResult planned = device.run(*s, cache);  // makes the list (and poisons all first)
       DecodeParams p = device.params(*s, cache);
@@ -60,7 +56,7 @@ TEST(GpuPlanReuse, ReusedBalancedWorkListGivesTheSameBits) {
       EXPECT_EQ(d.out, 0u) << "output elements that differ";
       EXPECT_EQ(d.lse, 0u) << "LSE entries that differ";
       ++compared;
-    }
+    });
   }
   EXPECT_GT(compared, 20);
 #endif

@@ -105,12 +105,8 @@ TEST(GpuKernelStamps, EveryHopperBlockStampsItsPointsInTheOrderItPassesThem) {
     const Strategy* s = find_strategy(name);
     ASSERT_NE(s, nullptr) << name;
     if (const auto missing = not_built_here(*s->family)) GTEST_SKIP() << *missing;
-    for (const ref::CaseSpec& spec : test::decode_cases()) {
-      SCOPED_TRACE(spec.name + ", " + s->name);
-      test::PreparedCase& c = test::prepared(spec.name);
+    test::for_each_supported_case(*s, [&](const ref::CaseSpec&, test::PreparedCase& c, const problem::KvCache& cache) {
       const ref::Inputs& in = c.inputs();
-      const problem::KvCache cache = c.cache_for(s->recipe);
-      if (s->supports(in.batch, cache)) continue;
       DeviceProblem device(in.batch, in.q);
       const DecodeParams p = device.params(*s, cache);
       reset_kernel_stamps(device.stream());
@@ -141,7 +137,7 @@ TEST(GpuKernelStamps, EveryHopperBlockStampsItsPointsInTheOrderItPassesThem) {
       EXPECT_GT(stamped, 0) << "no block stamped";
       blocks_checked += stamped;
       EXPECT_NO_THROW(summarize_stamps(raw));
-    }
+    });
   }
   EXPECT_GT(tokens_checked, 0);
   EXPECT_GT(blocks_checked, 0);
