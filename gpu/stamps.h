@@ -25,6 +25,8 @@ enum class StampPoint : int {
   ready,        // its mbarriers initialised (the block's, or the cluster's, one barrier)
   started,      // the predecessor kernel's writes visible (Q quantization, work list)
   q_staged,     // Q of the first token in shared memory (the consumers' barrier after it)
+  first_box,    // then warp 0 waits for the first tile's first box (bf16) or part (decoded kernels): at
+                // once when they landed before Q; at once too for a token without tiles
   tiles_done,   // the first token's tiles: every product waited for (thread 0's warpgroup)
   exchanged,    // decoded kernels: the two warpgroups' partials added, l reduced (else = tiles_done)
   quotients,    // fl32(acc / l) of every element (the output's values, before any store)
@@ -36,16 +38,16 @@ enum class StampPoint : int {
   count
 };
 inline constexpr int kStampPoints = static_cast<int>(StampPoint::count);
-// Blocks that record (blockIdx.x below this); the rest run unstamped. 1024 x 12 x 8 bytes = 96 KB of
+// Blocks that record (blockIdx.x below this); the rest run unstamped. 1024 x 13 x 8 bytes = 104 KB of
 // device memory, more than the grids of the harness shapes (at most 2 blocks an SM of 132).
 inline constexpr int kStampBlocks = 1024;
 
-constexpr std::string_view stamp_point_name(StampPoint p) {
-  constexpr std::array<std::string_view, kStampPoints> kNames{
-      "entry", "ready", "started", "q_staged", "tiles_done", "exchanged", "quotients", "stored", "merged", "exit",
-      "entry_ns", "exit_ns"};
-  return kNames[static_cast<std::size_t>(p)];
-}
+inline constexpr std::array<std::string_view, kStampPoints> kStampPointNames{
+    "entry", "ready", "started", "q_staged", "first_box", "tiles_done", "exchanged", "quotients", "stored", "merged",
+    "exit", "entry_ns", "exit_ns"};
+static_assert(!kStampPointNames.back().empty(), "a name for every StampPoint");
+
+constexpr std::string_view stamp_point_name(StampPoint p) { return kStampPointNames[static_cast<std::size_t>(p)]; }
 
 // True in a stamps build (MLACHECK_HOPPER_STAMPS).
 bool kernel_stamps_built();

@@ -390,6 +390,15 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     // The decoded kernels broadcast the tile counters as wg (so their loops' values are uniform too).
     const int first = kFp8 ? __shfl_sync(0xFFFFFFFFu, iter, 0) : iter;
     const int tiles = kFp8 ? __shfl_sync(0xFFFFFFFFu, keys.tiles, 0) : keys.tiles;
+#if defined(MLACHECK_HOPPER_STAMPS)
+    // gpu/stamps.h first_box: whether the cache's first bytes or Q arrive last. The block's first
+    // token is ring iteration 0, whose first box (bf16) or part (decoded) is full[0], phase 0; warp 0
+    // reads that box or part itself, so the ring cannot have moved past it yet.
+    if (tokens_done == 0 && tid < kWarpSize) {
+      if (tiles > 0) mma::bulk_barrier_wait(&full[0], 0);
+      stamp(StampPoint::first_box);
+    }
+#endif
     auto stage_of = [&](int t) { return (first + t) % kStages; };
     auto parity_of = [&](int t) { return static_cast<uint32_t>(((first + t) / kStages) & 1); };
     auto tile_at = [&](int t) { return smem + plan.stage + stage_of(t) * KvTile::kBytes; };
