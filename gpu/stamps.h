@@ -2,7 +2,7 @@
 // Where a hopper attention block's time goes: an opt-in build (-DMLACHECK_HOPPER_STAMPS=ON, CUDA for
 // sm_90a) whose hopper kernel has its consumer thread 0 read the SM's cycle counter at fixed points
 // of each block's first token, and `mlacheck bench --stamps` prints them per strategy and case
-// (cycles since the block's entry: median and spread over the blocks). Four sessions of issue 10
+// (cycles since the block's entry: median and spread over the blocks). Several sessions of issue 10
 // built such stamps on throw-away branches (the 4 x 1024 timeline in docs/HOPPER.md, the decoded
 // kernels' Q staging and epilogue); kept here so that the next question about a block's fixed
 // costs is one build flag away. In every other build the kernel is compiled without them (the stamp
