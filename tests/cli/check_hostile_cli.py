@@ -167,7 +167,7 @@ def main():
     # with the way to get one; a stamps build says so in its version and gets as far as the GPU.
     version = run(binary, "--version").stdout.decode()
     if "hopper kernel stamps" in version:
-        r = run(binary, "bench", "--stamps", "--case", "bs4_kv1024", "--reps", 1)
+        r = run(binary, "bench", "--stamps", "--strategy", "a16w16/split-k/hopper", "--case", "bs4_kv1024", "--reps", 1)
         check(r is not None and r.returncode == 0, "9 bench --stamps in a stamps build runs (or says no GPU)")
     else:
         refused(run(binary, "bench", "--stamps"), "-DMLACHECK_HOPPER_STAMPS=ON", "9 bench --stamps without the stamps build")

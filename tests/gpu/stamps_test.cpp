@@ -66,7 +66,7 @@ TEST(StampsSummary, APointSomeBlocksNeverReachedCountsOnlyThoseThatDid) {
   // A persistent block that took no work item stamps entry .. started and exit, nothing between.
   std::vector<uint64_t> idle = block(50, 10, StampPoint::q_staged, 1, 2);
   idle[static_cast<int>(StampPoint::exit)] = 50 + 90;
-  for (const auto& b : {block(0 + 1, 10, StampPoint::count, 1, 2), idle})
+  for (const auto& b : {block(1, 10, StampPoint::count, 1, 2), idle})
     raw.insert(raw.end(), b.begin(), b.end());
   const std::vector<StampSpread> s = summarize_stamps(raw);
   EXPECT_EQ(spread_of(s, StampPoint::started).blocks, 2);
