@@ -124,10 +124,31 @@ __device__ Scan2 block_scan2(int64_t x, int64_t y, int64_t (&scratch)[2][kPlanTh
   return r;
 }
 
+// Piece s of request b, resolved (common::FirstItem): its keys are units piece_first_unit(at, s) ..
+// of the s_count pieces, clipped to the request's length (the attention kernel's WorkItem).
+__device__ FirstItem resolve_piece(const PlanArgs& a, int64_t b, int64_t s, int64_t s_count, int64_t at, int64_t q,
+                                   int64_t part_base) {
+  namespace bal = problem::balanced;
+  FirstItem f;
+  f.request = static_cast<int32_t>(b);
+  f.split = static_cast<int32_t>(s);
+  f.splits = static_cast<int32_t>(s_count);
+  f.row0 = a.kv_indptr[b];
+  f.len = a.kv_indptr[b + 1] - f.row0;
+  f.q_len = a.qo_indptr[b + 1] - a.qo_indptr[b];
+  const int64_t from = bal::piece_first_unit(at, s, q) * a.unit_keys;
+  const int64_t to = s + 1 < s_count ? bal::piece_first_unit(at, s + 1, q) * a.unit_keys : f.len;
+  f.first = static_cast<int32_t>(from < f.len ? from : f.len);
+  f.end = static_cast<int32_t>(to < f.len ? to : f.len);
+  f.part_base = part_base;
+  return f;
+}
+
 // A balanced plan (problem/split_plan.h namespace balanced): the units' prefix sums give every
 // A_b and the share Q; then the pieces' and partial rows' prefix sums, and each block's first item:
 // block_first[i] = the items of blocks before i, written by the thread of the piece whose block
-// follows a gap (every block in (previous piece's block, this piece's block] starts at this item).
+// follows a gap (every block in (previous piece's block, this piece's block] starts at this item,
+// and only the last of them runs it: block_head, the others' empty).
 __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a) {
   let_next_kernel_start();  // both: gpu/common/grid_dependency.h
   wait_for_previous_kernel();
@@ -181,14 +202,20 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
     for (int64_t s = 0; s < s_count; ++s, ++item) {
       a.item_request[item] = static_cast<int32_t>(b);
       const int64_t blk = bal::piece_block(at, t, s, q, over);
-      for (int64_t i = prev_block + 1; i <= blk; ++i) a.block_first[i] = static_cast<int32_t>(item);
+      for (int64_t i = prev_block + 1; i <= blk; ++i) {
+        a.block_first[i] = static_cast<int32_t>(item);
+        a.block_head[i] = i == blk ? resolve_piece(a, b, s, s_count, at, q, row) : FirstItem{};
+      }
       prev_block = blk;
     }
     row += partial_rows(a, b, s_count);
     before += t;
   }
   if (last == B)  // the blocks after the last piece's take nothing
-    for (int64_t i = prev_block + 1; i <= a.balanced_blocks; ++i) a.block_first[i] = static_cast<int32_t>(item);
+    for (int64_t i = prev_block + 1; i <= a.balanced_blocks; ++i) {
+      a.block_first[i] = static_cast<int32_t>(item);
+      if (i < a.balanced_blocks) a.block_head[i] = FirstItem{};
+    }
 }
 
 }  // namespace

@@ -254,7 +254,10 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   if constexpr (Fused) sm90::cluster_sync();
   else common::block_sync();
   stamp(StampPoint::ready);
-  if constexpr (Chunked) common::wait_for_previous_kernel();  // both roles read the work list
+  // Both roles read the work list, unless an earlier call made it (the producer then reads only it
+  // and the caller's cache; the consumers wait below for Q's codes).
+  if constexpr (Chunked)
+    if (!a.plan_made_before) common::wait_for_previous_kernel();
   // The consumers' registers moved from the producer warpgroup (kThreads).
   constexpr bool kMovedRegisters = kFp8 || Pack > 1;
   if (tid >= kConsumerThreads) {
@@ -276,6 +279,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
   if constexpr (kMovedRegisters) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegisters));
   // Q's codes and scale are the Q quantization's.
   if constexpr (!Chunked) common::wait_for_previous_kernel();
+  else if (a.plan_made_before) common::wait_for_previous_kernel();
   stamp(StampPoint::started);
 
   // The warpgroup. The decoded kernels broadcast it from lane 0, so that the compiler knows it

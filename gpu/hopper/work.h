@@ -40,6 +40,10 @@ struct WorkItem {
   bool single_pass = true;
 
   WorkItem() = default;
+  // A balanced plan's item as the plan kernel resolved it (a block's first: common::FirstItem).
+  __device__ WorkItem(const common::FirstItem& f, bool unsplit_direct)
+      : b(f.request), row0(f.row0), len(f.len), q_len(f.q_len), first(f.first), end_of_split(f.end),
+        part_base(f.part_base), split(f.split), splits(f.splits), single_pass(f.splits == 1 && unsplit_direct) {}
   __device__ WorkItem(const AttentionArgs& a, int64_t item, bool chunked) {
     if (chunked) {
       single_pass = false;
@@ -131,18 +135,25 @@ struct ItemSource {
     const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
     if constexpr (Producer) {
       mma::bulk_barrier_wait(&empty()[slot], phase ^ 1);  // a fresh barrier's "previous" phase is done
-      int32_t item = 0;
-      if (lane == 0) {
-        if (a.block_first != nullptr) {  // balanced: this block's own items, in order
-          const int32_t mine = a.block_first[blockIdx.x] + j;
-          item = mine < a.block_first[blockIdx.x + 1] ? mine : static_cast<int32_t>(count(a));
-        } else {
-          item = atomicAdd(a.item_counter, 1);
+      bool valid = false;
+      if (j == 0 && a.block_head != nullptr) {  // balanced: the block's first item, resolved
+        const common::FirstItem head = a.block_head[blockIdx.x];
+        valid = head.splits > 0;
+        if (valid) w = WorkItem(head, a.unsplit_direct);
+      } else {
+        int32_t item = 0;
+        if (lane == 0) {
+          if (a.block_first != nullptr) {  // balanced: this block's own items, in order
+            const int32_t mine = a.block_first[blockIdx.x] + j;
+            item = mine < a.block_first[blockIdx.x + 1] ? mine : static_cast<int32_t>(count(a));
+          } else {
+            item = atomicAdd(a.item_counter, 1);
+          }
         }
+        item = __shfl_sync(0xFFFFFFFFu, item, 0);
+        valid = item < count(a);
+        if (valid) w = WorkItem(a, item, true);
       }
-      item = __shfl_sync(0xFFFFFFFFu, item, 0);
-      const bool valid = item < count(a);
-      if (valid) w = WorkItem(a, item, true);
       if (lane == 0) {
         QueuedItem& q = slots()[slot];
         if (valid) q.w = w;

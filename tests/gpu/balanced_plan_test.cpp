@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,11 +31,24 @@ namespace {
 
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
 // The work list's arrays from the unit-by-unit walk (tests/support/balanced_walk.h).
+// A block's first item, resolved (common::FirstItem's fields; splits 0 for a block of none).
+struct Head {
+  int32_t request = 0, split = 0, splits = 0, row0 = 0, len = 0, q_len = 0, first = 0, end = 0;
+  int64_t part_base = 0;
+  bool operator==(const Head&) const = default;
+};
+std::ostream& operator<<(std::ostream& os, const Head& h) {
+  return os << "{request " << h.request << ", split " << h.split << " of " << h.splits << ", rows " << h.row0
+            << " + " << h.len << ", q_len " << h.q_len << ", keys " << h.first << " .. " << h.end << ", part "
+            << h.part_base << "}";
+}
+
 struct HostPlan {
   int64_t share = 0;
   std::vector<int32_t> item_start, unit_start, block_first, item_request;
   std::vector<int64_t> part_start;
   std::vector<std::pair<int64_t, int32_t>> token_rows;  // (first partial row, splits) per query row
+  std::vector<Head> block_head;
 };
 
 HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) {
@@ -63,6 +77,26 @@ HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) 
   for (int64_t i = 0; i <= plan.balanced_blocks; ++i)
     h.block_first.push_back(static_cast<int32_t>(
         std::count_if(w.piece_block.begin(), w.piece_block.end(), [&](int64_t blk) { return blk < i; })));
+  // Each block's first piece: its request, its place among the request's pieces, its keys up to the
+  // next piece's first (or the request's end).
+  h.block_head.resize(static_cast<std::size_t>(plan.balanced_blocks));
+  for (std::size_t k = w.piece_block.size(); k-- > 0;) {
+    const auto r = static_cast<std::size_t>(w.piece_request[k]);
+    const std::vector<int64_t>& firsts = w.piece_first[r];
+    const std::size_t s = k - static_cast<std::size_t>(h.item_start[r]);
+    const int32_t len = batch.kv_len(static_cast<int64_t>(r));
+    Head head;
+    head.request = static_cast<int32_t>(r);
+    head.split = static_cast<int32_t>(s);
+    head.splits = static_cast<int32_t>(firsts.size());
+    head.row0 = batch.kv_indptr()[r];
+    head.len = len;
+    head.q_len = batch.q_len(static_cast<int64_t>(r));
+    head.first = static_cast<int32_t>(std::min<int64_t>(firsts[s], len));
+    head.end = static_cast<int32_t>(s + 1 < firsts.size() ? std::min<int64_t>(firsts[s + 1], len) : len);
+    head.part_base = h.part_start[r];
+    h.block_head[static_cast<std::size_t>(w.piece_block[k])] = head;  // the first piece written last
+  }
   return h;
 }
 
@@ -74,14 +108,15 @@ std::vector<T> region(const std::vector<unsigned char>& ws, std::size_t offset, 
   return v;
 }
 
-// Ragged with empty and one-key requests, one request longer than a share, uniform, q_len 2, and a
-// batch of more requests than SMs.
+// Ragged with empty and one-key requests, one request longer than a share, uniform, q_len 2, a
+// batch of more requests than SMs, and one too small for every block to get an item.
 constexpr const char* kCases = R"(
 name=ragged      batch=40  kv_len=3000 layout=ragged seed=11
 name=one_long    batch=3   kv_len=60000 seed=12
 name=uniform     batch=32  kv_len=881 seed=13
 name=q2_ragged   batch=24  kv_len=2048 q_len=2 layout=ragged seed=14
 name=many_short  batch=300 kv_len=200 layout=ragged seed=15
+name=few_short   batch=4   kv_len=300 seed=16
 )";
 #endif
 
@@ -91,6 +126,7 @@ TEST(GpuBalancedPlan, WorkListMatchesTheUnitByUnitWalk) {
   const Strategy* s = find_strategy("a16w16/persistent/hopper");
   ASSERT_NE(s, nullptr);
   int checked = 0;
+  std::ptrdiff_t idle_blocks = 0;
   for (const ref::CaseSpec& spec : ref::parse_case_list(kCases, "balanced_plan_test")) {
     SCOPED_TRACE(spec.name);
     const ref::Inputs in = ref::generate(spec);
@@ -118,10 +154,18 @@ TEST(GpuBalancedPlan, WorkListMatchesTheUnitByUnitWalk) {
          region<common::TokenRows>(r.workspace, w.token_rows, static_cast<std::size_t>(in.batch.total_q())))
       token_rows.emplace_back(t.first, t.splits);
     EXPECT_EQ(token_rows, h.token_rows);
+    std::vector<Head> heads;
+    for (const common::FirstItem& f : region<common::FirstItem>(r.workspace, w.block_head,
+                                                                static_cast<std::size_t>(plan.balanced_blocks)))
+      heads.push_back({f.request, f.split, f.splits, f.row0, f.len, f.q_len, f.first, f.end, f.part_base});
+    EXPECT_EQ(heads, h.block_head);
+    EXPECT_GT(std::count_if(h.block_head.begin(), h.block_head.end(), [](const Head& x) { return x.splits > 0; }), 0);
+    idle_blocks += std::count_if(h.block_head.begin(), h.block_head.end(), [](const Head& x) { return x.splits == 0; });
     EXPECT_LE(h.item_request.size(), static_cast<std::size_t>(in.batch.num_requests() + plan.balanced_blocks - 1));
     ++checked;
   }
-  EXPECT_EQ(checked, 5);
+  EXPECT_EQ(checked, 6);
+  EXPECT_GT(idle_blocks, 0) << "no case left a block without items: the empty heads went unchecked";
 #endif
 }
 
