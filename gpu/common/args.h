@@ -24,12 +24,13 @@ struct alignas(16) TokenRows {
 // chain of three (block_first, the item's request, that request's starts): a persistent block's
 // first box of the cache landed 10.4 k cycles after its entry against a split-K block's 6.1 k (H200,
 // `bench --stamps`, device call 4 of 2026-12-06's sixteenth session). splits = 0: the block has no
-// items. Keys are the request's (first .. end - 1); rows of the cache from row0.
+// items. Keys are the request's (first .. end - 1); rows of the cache from row0, query rows from q_row0.
 struct alignas(16) FirstItem {
   int32_t request = 0, split = 0, splits = 0, row0 = 0;
   int32_t len = 0, q_len = 0, first = 0, end = 0;
   int64_t part_base = 0;  // the request's first partial row (part_start)
-  int64_t unused = 0;
+  int32_t q_row0 = 0;
+  int32_t unused = 0;
 };
 
 // Q quantization (gpu/common/q_quant.hip).

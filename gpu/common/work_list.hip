@@ -135,7 +135,8 @@ __device__ FirstItem resolve_piece(const PlanArgs& a, int64_t b, int64_t s, int6
   f.splits = static_cast<int32_t>(s_count);
   f.row0 = a.kv_indptr[b];
   f.len = a.kv_indptr[b + 1] - f.row0;
-  f.q_len = a.qo_indptr[b + 1] - a.qo_indptr[b];
+  f.q_row0 = a.qo_indptr[b];
+  f.q_len = a.qo_indptr[b + 1] - f.q_row0;
   const int64_t from = bal::piece_first_unit(at, s, q) * a.unit_keys;
   const int64_t to = s + 1 < s_count ? bal::piece_first_unit(at, s + 1, q) * a.unit_keys : f.len;
   f.first = static_cast<int32_t>(from < f.len ? from : f.len);

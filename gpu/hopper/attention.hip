@@ -336,7 +336,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     const int64_t i0 = c.i;
     const int group = Pack == 1 ? 1 : c.group();
     const int64_t part_base = w.part_base;
-    const int64_t token0 = a.qo_indptr[w.b] + i0;
+    const int64_t token0 = w.q_row0 + i0;
     const TokenKeys keys = c.keys();
     // Token p's own keys: the group's last token's are the union (computed apart for one token,
     // they cost the one-token kernels 11 registers and the fused one a spill, ptxas -v).

@@ -34,7 +34,9 @@ struct TokenKeys {
 // Rows, lengths and key positions fit 32 bits (the launcher requires fewer than 2^31 cache rows),
 // which keeps the fp8 consumers' registers free for Oᵀ.
 struct WorkItem {
-  int32_t b = 0, row0 = 0, len = 0, q_len = 0, first = 0, end_of_split = 0;
+  // q_row0: the request's first query row (qo_indptr[b]), carried so that the consumers, which
+  // stage Q from it, need no load of their own after the item's.
+  int32_t b = 0, row0 = 0, len = 0, q_row0 = 0, q_len = 0, first = 0, end_of_split = 0;
   int64_t part_base = 0;  // the partial row of (token i, split): part_base + i·splits + split
   int split = 0, splits = 1;
   bool single_pass = true;
@@ -42,7 +44,7 @@ struct WorkItem {
   WorkItem() = default;
   // A balanced plan's item as the plan kernel resolved it (a block's first: common::FirstItem).
   __device__ WorkItem(const common::FirstItem& f, bool unsplit_direct)
-      : b(f.request), row0(f.row0), len(f.len), q_len(f.q_len), first(f.first), end_of_split(f.end),
+      : b(f.request), row0(f.row0), len(f.len), q_row0(f.q_row0), q_len(f.q_len), first(f.first), end_of_split(f.end),
         part_base(f.part_base), split(f.split), splits(f.splits), single_pass(f.splits == 1 && unsplit_direct) {}
   __device__ WorkItem(const AttentionArgs& a, int64_t item, bool chunked) {
     if (chunked) {
@@ -61,7 +63,8 @@ struct WorkItem {
     }
     row0 = a.kv_indptr[b];
     len = a.kv_indptr[b + 1] - row0;
-    q_len = a.qo_indptr[b + 1] - a.qo_indptr[b];
+    q_row0 = a.qo_indptr[b];
+    q_len = a.qo_indptr[b + 1] - q_row0;
     if (chunked && a.unit_start != nullptr) {  // balanced: the split's units, and an unsplit request's output
       namespace bal = problem::balanced;
       single_pass = splits == 1 && a.unsplit_direct;

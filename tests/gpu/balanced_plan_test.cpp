@@ -33,14 +33,14 @@ namespace {
 // The work list's arrays from the unit-by-unit walk (tests/support/balanced_walk.h).
 // A block's first item, resolved (common::FirstItem's fields; splits 0 for a block of none).
 struct Head {
-  int32_t request = 0, split = 0, splits = 0, row0 = 0, len = 0, q_len = 0, first = 0, end = 0;
+  int32_t request = 0, split = 0, splits = 0, row0 = 0, len = 0, q_row0 = 0, q_len = 0, first = 0, end = 0;
   int64_t part_base = 0;
   bool operator==(const Head&) const = default;
 };
 std::ostream& operator<<(std::ostream& os, const Head& h) {
   return os << "{request " << h.request << ", split " << h.split << " of " << h.splits << ", rows " << h.row0
-            << " + " << h.len << ", q_len " << h.q_len << ", keys " << h.first << " .. " << h.end << ", part "
-            << h.part_base << "}";
+            << " + " << h.len << ", query rows " << h.q_row0 << " + " << h.q_len << ", keys " << h.first << " .. "
+            << h.end << ", part " << h.part_base << "}";
 }
 
 struct HostPlan {
@@ -91,6 +91,7 @@ HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) 
     head.splits = static_cast<int32_t>(firsts.size());
     head.row0 = batch.kv_indptr()[r];
     head.len = len;
+    head.q_row0 = batch.qo_indptr()[r];
     head.q_len = batch.q_len(static_cast<int64_t>(r));
     head.first = static_cast<int32_t>(std::min<int64_t>(firsts[s], len));
     head.end = static_cast<int32_t>(s + 1 < firsts.size() ? std::min<int64_t>(firsts[s + 1], len) : len);
@@ -157,7 +158,7 @@ TEST(GpuBalancedPlan, WorkListMatchesTheUnitByUnitWalk) {
     std::vector<Head> heads;
     for (const common::FirstItem& f : region<common::FirstItem>(r.workspace, w.block_head,
                                                                 static_cast<std::size_t>(plan.balanced_blocks)))
-      heads.push_back({f.request, f.split, f.splits, f.row0, f.len, f.q_len, f.first, f.end, f.part_base});
+      heads.push_back({f.request, f.split, f.splits, f.row0, f.len, f.q_row0, f.q_len, f.first, f.end, f.part_base});
     EXPECT_EQ(heads, h.block_head);
     EXPECT_GT(std::count_if(h.block_head.begin(), h.block_head.end(), [](const Head& x) { return x.splits > 0; }), 0);
     idle_blocks += std::count_if(h.block_head.begin(), h.block_head.end(), [](const Head& x) { return x.splits == 0; });
