@@ -203,9 +203,8 @@ std::vector<KeyRange> BatchSplits::ranges(int64_t b) const {
   std::vector<KeyRange> out;
   out.reserve(static_cast<std::size_t>(n));
   for (int64_t s = 0; s < n; ++s) {
-    const int64_t first = balanced::piece_first_unit(a, s, share_);
-    const int64_t end = s + 1 < n ? balanced::piece_first_unit(a, s + 1, share_) : units;
-    out.push_back({first * unit, std::min(end * unit, len)});
+    const balanced::PieceKeys k = balanced::piece_keys(a, s, n, share_, unit, len);
+    out.push_back({k.first, k.end});
   }
   return out;
 }

@@ -38,6 +38,18 @@ MLACHECK_HD constexpr int64_t pieces(int64_t a, int64_t t, int64_t q) {
 MLACHECK_HD constexpr int64_t piece_first_unit(int64_t a, int64_t s, int64_t q) {
   return s == 0 ? 0 : (a / q + s) * q - a;
 }
+// The keys of piece s of a request of `pieces` pieces and len keys whose units start at A: from its
+// first unit to the next piece's (the last: to len), in keys, clipped to len. The one definition the
+// emulation (problem/schedule.cpp), the plan kernel and the hopper kernel's work items share.
+struct PieceKeys {
+  int64_t first = 0, end = 0;
+};
+MLACHECK_HD constexpr PieceKeys piece_keys(int64_t a, int64_t s, int64_t pieces, int64_t q, int64_t unit_keys,
+                                           int64_t len) {
+  const int64_t from = piece_first_unit(a, s, q) * unit_keys;
+  const int64_t to = s + 1 < pieces ? piece_first_unit(a, s + 1, q) * unit_keys : len;
+  return {from < len ? from : len, to < len ? to : len};
+}
 // The block that runs piece s: the share holding its first unit (an empty request's one piece: the
 // share holding the start of its overhead, or with no overhead the unit before it, so that an empty
 // request at the axis' end, a = blocks · Q, still has a block). Non-decreasing along the batch's

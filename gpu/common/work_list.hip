@@ -124,8 +124,8 @@ __device__ Scan2 block_scan2(int64_t x, int64_t y, int64_t (&scratch)[2][kPlanTh
   return r;
 }
 
-// Piece s of request b, resolved (common::FirstItem): its keys are units piece_first_unit(at, s) ..
-// of the s_count pieces, clipped to the request's length (the attention kernel's WorkItem).
+// Piece s of the s_count pieces of request b, resolved (common::FirstItem; its keys as the hopper
+// kernel's WorkItem and the emulation cut them: balanced::piece_keys).
 __device__ FirstItem resolve_piece(const PlanArgs& a, int64_t b, int64_t s, int64_t s_count, int64_t at, int64_t q,
                                    int64_t part_base) {
   namespace bal = problem::balanced;
@@ -137,10 +137,9 @@ __device__ FirstItem resolve_piece(const PlanArgs& a, int64_t b, int64_t s, int6
   f.len = a.kv_indptr[b + 1] - f.row0;
   f.q_row0 = a.qo_indptr[b];
   f.q_len = a.qo_indptr[b + 1] - f.q_row0;
-  const int64_t from = bal::piece_first_unit(at, s, q) * a.unit_keys;
-  const int64_t to = s + 1 < s_count ? bal::piece_first_unit(at, s + 1, q) * a.unit_keys : f.len;
-  f.first = static_cast<int32_t>(from < f.len ? from : f.len);
-  f.end = static_cast<int32_t>(to < f.len ? to : f.len);
+  const bal::PieceKeys keys = bal::piece_keys(at, s, s_count, q, a.unit_keys, f.len);
+  f.first = static_cast<int32_t>(keys.first);
+  f.end = static_cast<int32_t>(keys.end);
   f.part_base = part_base;
   return f;
 }

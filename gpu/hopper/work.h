@@ -70,10 +70,9 @@ struct WorkItem {
       single_pass = splits == 1 && a.unsplit_direct;
       const int64_t at = static_cast<int64_t>(b + 1) * a.overhead_units + a.unit_start[b];
       const int64_t q = *a.share;
-      const int64_t from = bal::piece_first_unit(at, split, q) * a.unit_keys;
-      const int64_t to = split + 1 < splits ? bal::piece_first_unit(at, split + 1, q) * a.unit_keys : len;
-      first = static_cast<int32_t>(from < len ? from : len);
-      end_of_split = static_cast<int32_t>(to < len ? to : len);
+      const bal::PieceKeys keys = bal::piece_keys(at, split, splits, q, a.unit_keys, len);
+      first = static_cast<int32_t>(keys.first);
+      end_of_split = static_cast<int32_t>(keys.end);
       return;
     }
     const int64_t per_split = single_pass ? len : (int64_t{len} + splits - 1) / splits;

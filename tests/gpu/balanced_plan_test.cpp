@@ -30,7 +30,6 @@ namespace mlacheck::gpu {
 namespace {
 
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
-// The work list's arrays from the unit-by-unit walk (tests/support/balanced_walk.h).
 // A block's first item, resolved (common::FirstItem's fields; splits 0 for a block of none).
 struct Head {
   int32_t request = 0, split = 0, splits = 0, row0 = 0, len = 0, q_row0 = 0, q_len = 0, first = 0, end = 0;
@@ -43,6 +42,7 @@ std::ostream& operator<<(std::ostream& os, const Head& h) {
             << h.end << ", part " << h.part_base << "}";
 }
 
+// The work list's arrays from the unit-by-unit walk (tests/support/balanced_walk.h).
 struct HostPlan {
   int64_t share = 0;
   std::vector<int32_t> item_start, unit_start, block_first, item_request;
