@@ -19,17 +19,20 @@ struct alignas(16) TokenRows {
   int32_t unused = 0;
 };
 
-// A balanced plan's first work item of each block, resolved by the plan kernel (work_list.hip), so
-// that the persistent attention kernel's first copies wait for one load instead of the work list's
-// chain of three (block_first, the item's request, that request's starts): a persistent block's
-// first box of the cache landed 10.4 k cycles after its entry against a split-K block's 6.1 k (H200,
-// `bench --stamps`, device call 4 of 2026-12-06's sixteenth session). splits = 0: the block has no
-// items. Keys are the request's (first .. end - 1); rows of the cache from row0, query rows from q_row0.
-struct alignas(16) FirstItem {
+// A balanced plan's work item, resolved by the plan kernel (work_list.hip), so that the persistent
+// attention kernel takes any item with one load instead of the work list's chain of three
+// (block_first, the item's request, that request's starts): a persistent block's first box of the
+// cache landed 10.4 k cycles after its entry against a split-K block's 6.1 k (H200, `bench
+// --stamps`, device call 4 of 2026-12-06's sixteenth session). Keys are the request's (first ..
+// end - 1); rows of the cache from row0, query rows from q_row0. block: the block that runs it (-1
+// past the last item); splits = 0: no item (a block without items, in block_head).
+struct alignas(16) ResolvedItem {
   int32_t request = 0, split = 0, splits = 0, row0 = 0;
   int32_t len = 0, q_len = 0, first = 0, end = 0;
   int64_t part_base = 0;  // the request's first partial row (part_start)
   int32_t q_row0 = 0;
+  int32_t item = 0;  // its index in the work list
+  int32_t block = -1;
   int32_t unused = 0;
 };
 
@@ -101,7 +104,8 @@ struct AttentionArgs {
   // partial; off when the caller reads the partials back, DecodeParams::keep_partials).
   const int32_t* unit_start = nullptr;   // [B+1]
   const int32_t* block_first = nullptr;  // [blocks+1]
-  const FirstItem* block_head = nullptr; // [blocks]: each block's first item, resolved
+  const ResolvedItem* block_head = nullptr;     // [blocks]: each block's first item, resolved
+  const ResolvedItem* item_resolved = nullptr;  // [items + 1]: every item, then one of block -1
   const int32_t* item_request = nullptr; // [items]: each item's request (no search of item_start)
   const int32_t* share = nullptr;        // [1] Q
   int32_t unit_keys = 0;
@@ -128,7 +132,8 @@ struct PlanArgs {
   int32_t overhead_units = 0;
   int32_t* unit_start = nullptr;   // [B+1] out (balanced)
   int32_t* block_first = nullptr;  // [blocks+1] out (balanced)
-  FirstItem* block_head = nullptr; // [blocks] out (balanced)
+  ResolvedItem* block_head = nullptr;     // [blocks] out (balanced)
+  ResolvedItem* item_resolved = nullptr;  // [B + blocks] out (balanced): every item, then block -1
   int32_t* item_request = nullptr; // [B + blocks - 1] out (balanced): item -> request
   int32_t* share = nullptr;        // [1] out (balanced)
   const int32_t* qo_indptr = nullptr;  // [B+1]

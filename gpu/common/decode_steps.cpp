@@ -156,7 +156,8 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     pa.overhead_units = plan.overhead_units;
     pa.unit_start = at<int32_t>(p, w.unit_start);
     pa.block_first = at<int32_t>(p, w.block_first);
-    pa.block_head = at<FirstItem>(p, w.block_head);
+    pa.block_head = at<ResolvedItem>(p, w.block_head);
+    pa.item_resolved = at<ResolvedItem>(p, w.item_resolved);
     pa.item_request = at<int32_t>(p, w.item_request);
     pa.share = at<int32_t>(p, w.share);
     pa.qo_indptr = p.qo_indptr;
@@ -177,6 +178,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     a.unit_start = pa.unit_start;
     a.block_first = pa.block_first;
     a.block_head = pa.block_head;
+    a.item_resolved = pa.item_resolved;
     a.plan_made_before = p.reuse_plan;
     a.item_request = pa.item_request;
     a.share = pa.share;

@@ -124,12 +124,12 @@ __device__ Scan2 block_scan2(int64_t x, int64_t y, int64_t (&scratch)[2][kPlanTh
   return r;
 }
 
-// Piece s of the s_count pieces of request b, resolved (common::FirstItem; its keys as the hopper
-// kernel's WorkItem and the emulation cut them: balanced::piece_keys).
-__device__ FirstItem resolve_piece(const PlanArgs& a, int64_t b, int64_t s, int64_t s_count, int64_t at, int64_t q,
-                                   int64_t part_base) {
+// Piece s of the s_count pieces of request b, resolved (common::ResolvedItem; its keys as the
+// emulation cuts them: balanced::piece_keys).
+__device__ ResolvedItem resolve_piece(const PlanArgs& a, int64_t b, int64_t s, int64_t s_count, int64_t at, int64_t q,
+                                      int64_t part_base, int64_t item, int64_t block) {
   namespace bal = problem::balanced;
-  FirstItem f;
+  ResolvedItem f;
   f.request = static_cast<int32_t>(b);
   f.split = static_cast<int32_t>(s);
   f.splits = static_cast<int32_t>(s_count);
@@ -141,6 +141,8 @@ __device__ FirstItem resolve_piece(const PlanArgs& a, int64_t b, int64_t s, int6
   f.first = static_cast<int32_t>(keys.first);
   f.end = static_cast<int32_t>(keys.end);
   f.part_base = part_base;
+  f.item = static_cast<int32_t>(item);
+  f.block = static_cast<int32_t>(block);
   return f;
 }
 
@@ -148,7 +150,8 @@ __device__ FirstItem resolve_piece(const PlanArgs& a, int64_t b, int64_t s, int6
 // A_b and the share Q; then the pieces' and partial rows' prefix sums, and each block's first item:
 // block_first[i] = the items of blocks before i, written by the thread of the piece whose block
 // follows a gap (every block in (previous piece's block, this piece's block] starts at this item,
-// and only the last of them runs it: block_head, the others' empty).
+// and only the last of them runs it: block_head, the others' empty); every item resolved, and an
+// end (block -1) after the last.
 __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a) {
   let_next_kernel_start();  // both: gpu/common/grid_dependency.h
   wait_for_previous_kernel();
@@ -202,20 +205,24 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
     for (int64_t s = 0; s < s_count; ++s, ++item) {
       a.item_request[item] = static_cast<int32_t>(b);
       const int64_t blk = bal::piece_block(at, t, s, q, over);
+      const ResolvedItem resolved = resolve_piece(a, b, s, s_count, at, q, row, item, blk);
+      a.item_resolved[item] = resolved;
       for (int64_t i = prev_block + 1; i <= blk; ++i) {
         a.block_first[i] = static_cast<int32_t>(item);
-        a.block_head[i] = i == blk ? resolve_piece(a, b, s, s_count, at, q, row) : FirstItem{};
+        a.block_head[i] = i == blk ? resolved : ResolvedItem{};
       }
       prev_block = blk;
     }
     row += partial_rows(a, b, s_count);
     before += t;
   }
-  if (last == B)  // the blocks after the last piece's take nothing
+  if (last == B) {  // the blocks after the last piece's take nothing; no block runs the item past the last
     for (int64_t i = prev_block + 1; i <= a.balanced_blocks; ++i) {
       a.block_first[i] = static_cast<int32_t>(item);
-      if (i < a.balanced_blocks) a.block_head[i] = FirstItem{};
+      if (i < a.balanced_blocks) a.block_head[i] = ResolvedItem{};
     }
+    a.item_resolved[item] = ResolvedItem{};
+  }
 }
 
 }  // namespace

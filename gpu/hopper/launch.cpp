@@ -32,7 +32,7 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   require(reads_q(r.p, r.q), "the kernel reads a bf16 Q with bf16 P, MXFP4 codes with f16 P, fp8 codes with fp8 P");
   // MXFP4 and fp8 Q: the token's codes (and scales) by 16-byte asynchronous copies from the
   // workspace (whose regions are aligned to WorkspaceLayout::kAlignment from its base); the work
-  // list's 16-byte records (common::TokenRows, common::FirstItem) by 16-byte loads.
+  // list's 16-byte records (common::TokenRows, common::ResolvedItem) by 16-byte loads.
   require(aligned16(p.workspace), "the workspace must be 16-byte aligned");
   // The fp8 and MXFP4 kernels store the output and the split partials (in the workspace) as 16-byte
   // rows (attention.hip's epilogue).

@@ -42,15 +42,15 @@ struct WorkItem {
   bool single_pass = true;
 
   WorkItem() = default;
-  // A balanced plan's item as the plan kernel resolved it (a block's first: common::FirstItem).
-  __device__ WorkItem(const common::FirstItem& f, bool unsplit_direct)
+  // A balanced plan's item as the plan kernel resolved it (common::ResolvedItem).
+  __device__ WorkItem(const common::ResolvedItem& f, bool unsplit_direct)
       : b(f.request), row0(f.row0), len(f.len), q_row0(f.q_row0), q_len(f.q_len), first(f.first), end_of_split(f.end),
         part_base(f.part_base), split(f.split), splits(f.splits), single_pass(f.splits == 1 && unsplit_direct) {}
+  // A uniform plan's item (a block each), or a chunked plan's (balanced plans: the resolved items).
   __device__ WorkItem(const AttentionArgs& a, int64_t item, bool chunked) {
     if (chunked) {
       single_pass = false;
-      // Balanced: the item's request from its own table, one load instead of a binary search's chain.
-      b = a.item_request != nullptr ? a.item_request[item] : common::owner_of(a.item_start, a.num_requests, item);
+      b = common::owner_of(a.item_start, a.num_requests, item);
       splits = a.item_start[b + 1] - a.item_start[b];
       split = static_cast<int>(item - a.item_start[b]);
       part_base = a.part_start[b];
@@ -65,16 +65,6 @@ struct WorkItem {
     len = a.kv_indptr[b + 1] - row0;
     q_row0 = a.qo_indptr[b];
     q_len = a.qo_indptr[b + 1] - q_row0;
-    if (chunked && a.unit_start != nullptr) {  // balanced: the split's units, and an unsplit request's output
-      namespace bal = problem::balanced;
-      single_pass = splits == 1 && a.unsplit_direct;
-      const int64_t at = static_cast<int64_t>(b + 1) * a.overhead_units + a.unit_start[b];
-      const int64_t q = *a.share;
-      const bal::PieceKeys keys = bal::piece_keys(at, split, splits, q, a.unit_keys, len);
-      first = static_cast<int32_t>(keys.first);
-      end_of_split = static_cast<int32_t>(keys.end);
-      return;
-    }
     const int64_t per_split = single_pass ? len : (int64_t{len} + splits - 1) / splits;
     first = static_cast<int32_t>(split * per_split < len ? split * per_split : len);
     end_of_split = static_cast<int32_t>(first + per_split < len ? first + per_split : len);
@@ -100,8 +90,9 @@ struct QueuedItem {
 static_assert(sizeof(QueuedItem) <= kItemSlotBytes && alignof(QueuedItem) <= 8, "a queue slot holds a work item");
 
 // The block's work items, in order. A uniform plan: the block's own item, then none. A balanced
-// plan (the persistent schedule, one block per SM): the block's own run of items, block_first[i] ..
-// block_first[i + 1] - 1, of equal cost by construction. A chunked plan (the same schedule with
+// plan (the persistent schedule, one block per SM): the block's own run of items, of equal cost by
+// construction, each resolved by the plan kernel (its first in block_head, the next ones in
+// item_resolved from the first's index on, up to the first of another block). A chunked plan (the same schedule with
 // `--chunks`): the producer warp takes each next item from item_counter (dynamic, so items of
 // unequal length balance across the SMs; work_list.hip resets the counter for each call) and hands it to the consumers through the queue's slot j %
 // kItemSlots: its full barrier (the producer's one arrival) and its empty one (an arrival per
@@ -138,20 +129,19 @@ struct ItemSource {
     if constexpr (Producer) {
       mma::bulk_barrier_wait(&empty()[slot], phase ^ 1);  // a fresh barrier's "previous" phase is done
       bool valid = false;
-      if (j == 0 && a.block_head != nullptr) {  // balanced: the block's first item, resolved
-        const common::FirstItem head = a.block_head[blockIdx.x];
+      if (a.block_head != nullptr) {  // balanced: the block's items, resolved (one load each)
+        const common::ResolvedItem head = a.block_head[blockIdx.x];
         valid = head.splits > 0;
-        if (valid) w = WorkItem(head, a.unsplit_direct);
+        if (valid && j > 0) {
+          const common::ResolvedItem next = a.item_resolved[head.item + j];  // the end's block is -1
+          valid = next.block == static_cast<int32_t>(blockIdx.x);
+          if (valid) w = WorkItem(next, a.unsplit_direct);
+        } else if (valid) {
+          w = WorkItem(head, a.unsplit_direct);
+        }
       } else {
         int32_t item = 0;
-        if (lane == 0) {
-          if (a.block_first != nullptr) {  // balanced: this block's own items, in order
-            const int32_t mine = a.block_first[blockIdx.x] + j;
-            item = mine < a.block_first[blockIdx.x + 1] ? mine : static_cast<int32_t>(count(a));
-          } else {
-            item = atomicAdd(a.item_counter, 1);
-          }
-        }
+        if (lane == 0) item = atomicAdd(a.item_counter, 1);
         item = __shfl_sync(0xFFFFFFFFu, item, 0);
         valid = item < count(a);
         if (valid) w = WorkItem(a, item, true);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -30,16 +31,24 @@ namespace mlacheck::gpu {
 namespace {
 
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
-// A block's first item, resolved (common::FirstItem's fields; splits 0 for a block of none).
-struct Head {
+// A work item, resolved (common::ResolvedItem's fields; splits 0 and block -1 for none).
+struct Resolved {
   int32_t request = 0, split = 0, splits = 0, row0 = 0, len = 0, q_row0 = 0, q_len = 0, first = 0, end = 0;
   int64_t part_base = 0;
-  bool operator==(const Head&) const = default;
+  int32_t item = 0, block = -1;
+  bool operator==(const Resolved&) const = default;
 };
-std::ostream& operator<<(std::ostream& os, const Head& h) {
-  return os << "{request " << h.request << ", split " << h.split << " of " << h.splits << ", rows " << h.row0
-            << " + " << h.len << ", query rows " << h.q_row0 << " + " << h.q_len << ", keys " << h.first << " .. "
-            << h.end << ", part " << h.part_base << "}";
+std::ostream& operator<<(std::ostream& os, const Resolved& h) {
+  return os << "{item " << h.item << " of block " << h.block << ": request " << h.request << ", split " << h.split
+            << " of " << h.splits << ", rows " << h.row0 << " + " << h.len << ", query rows " << h.q_row0 << " + "
+            << h.q_len << ", keys " << h.first << " .. " << h.end << ", part " << h.part_base << "}";
+}
+std::vector<Resolved> resolved(const std::vector<common::ResolvedItem>& items) {
+  std::vector<Resolved> v;
+  for (const common::ResolvedItem& f : items)
+    v.push_back({f.request, f.split, f.splits, f.row0, f.len, f.q_row0, f.q_len, f.first, f.end, f.part_base, f.item,
+                 f.block});
+  return v;
 }
 
 // The work list's arrays from the unit-by-unit walk (tests/support/balanced_walk.h).
@@ -48,7 +57,8 @@ struct HostPlan {
   std::vector<int32_t> item_start, unit_start, block_first, item_request;
   std::vector<int64_t> part_start;
   std::vector<std::pair<int64_t, int32_t>> token_rows;  // (first partial row, splits) per query row
-  std::vector<Head> block_head;
+  std::vector<Resolved> items;       // every piece, then the end (block -1)
+  std::vector<Resolved> block_head;  // each block's first piece, or none
 };
 
 HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) {
@@ -77,27 +87,32 @@ HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) 
   for (int64_t i = 0; i <= plan.balanced_blocks; ++i)
     h.block_first.push_back(static_cast<int32_t>(
         std::count_if(w.piece_block.begin(), w.piece_block.end(), [&](int64_t blk) { return blk < i; })));
-  // Each block's first piece: its request, its place among the request's pieces, its keys up to the
-  // next piece's first (or the request's end).
-  h.block_head.resize(static_cast<std::size_t>(plan.balanced_blocks));
-  for (std::size_t k = w.piece_block.size(); k-- > 0;) {
+  // Every piece: its request, its place among the request's pieces, its keys up to the next piece's
+  // first (or the request's end), its block; then each block's first.
+  for (std::size_t k = 0; k < w.piece_block.size(); ++k) {
     const auto r = static_cast<std::size_t>(w.piece_request[k]);
     const std::vector<int64_t>& firsts = w.piece_first[r];
     const std::size_t s = k - static_cast<std::size_t>(h.item_start[r]);
     const int32_t len = batch.kv_len(static_cast<int64_t>(r));
-    Head head;
-    head.request = static_cast<int32_t>(r);
-    head.split = static_cast<int32_t>(s);
-    head.splits = static_cast<int32_t>(firsts.size());
-    head.row0 = batch.kv_indptr()[r];
-    head.len = len;
-    head.q_row0 = batch.qo_indptr()[r];
-    head.q_len = batch.q_len(static_cast<int64_t>(r));
-    head.first = static_cast<int32_t>(std::min<int64_t>(firsts[s], len));
-    head.end = static_cast<int32_t>(s + 1 < firsts.size() ? std::min<int64_t>(firsts[s + 1], len) : len);
-    head.part_base = h.part_start[r];
-    h.block_head[static_cast<std::size_t>(w.piece_block[k])] = head;  // the first piece written last
+    Resolved piece;
+    piece.request = static_cast<int32_t>(r);
+    piece.split = static_cast<int32_t>(s);
+    piece.splits = static_cast<int32_t>(firsts.size());
+    piece.row0 = batch.kv_indptr()[r];
+    piece.len = len;
+    piece.q_row0 = batch.qo_indptr()[r];
+    piece.q_len = batch.q_len(static_cast<int64_t>(r));
+    piece.first = static_cast<int32_t>(std::min<int64_t>(firsts[s], len));
+    piece.end = static_cast<int32_t>(s + 1 < firsts.size() ? std::min<int64_t>(firsts[s + 1], len) : len);
+    piece.part_base = h.part_start[r];
+    piece.item = static_cast<int32_t>(k);
+    piece.block = static_cast<int32_t>(w.piece_block[k]);
+    h.items.push_back(piece);
   }
+  h.items.emplace_back();
+  h.block_head.resize(static_cast<std::size_t>(plan.balanced_blocks));
+  for (std::size_t k = h.items.size() - 1; k-- > 0;)  // the first piece of a block written last
+    h.block_head[static_cast<std::size_t>(h.items[k].block)] = h.items[k];
   return h;
 }
 
@@ -155,13 +170,13 @@ TEST(GpuBalancedPlan, WorkListMatchesTheUnitByUnitWalk) {
          region<common::TokenRows>(r.workspace, w.token_rows, static_cast<std::size_t>(in.batch.total_q())))
       token_rows.emplace_back(t.first, t.splits);
     EXPECT_EQ(token_rows, h.token_rows);
-    std::vector<Head> heads;
-    for (const common::FirstItem& f : region<common::FirstItem>(r.workspace, w.block_head,
-                                                                static_cast<std::size_t>(plan.balanced_blocks)))
-      heads.push_back({f.request, f.split, f.splits, f.row0, f.len, f.q_row0, f.q_len, f.first, f.end, f.part_base});
-    EXPECT_EQ(heads, h.block_head);
-    EXPECT_GT(std::count_if(h.block_head.begin(), h.block_head.end(), [](const Head& x) { return x.splits > 0; }), 0);
-    idle_blocks += std::count_if(h.block_head.begin(), h.block_head.end(), [](const Head& x) { return x.splits == 0; });
+    EXPECT_EQ(resolved(region<common::ResolvedItem>(r.workspace, w.block_head,
+                                                    static_cast<std::size_t>(plan.balanced_blocks))),
+              h.block_head);
+    EXPECT_EQ(resolved(region<common::ResolvedItem>(r.workspace, w.item_resolved, h.items.size())), h.items);
+    const auto has_items = [](const Resolved& x) { return x.splits > 0; };
+    EXPECT_GT(std::count_if(h.block_head.begin(), h.block_head.end(), has_items), 0);
+    idle_blocks += std::count_if(h.block_head.begin(), h.block_head.end(), std::not_fn(has_items));
     EXPECT_LE(h.item_request.size(), static_cast<std::size_t>(in.batch.num_requests() + plan.balanced_blocks - 1));
     ++checked;
   }
