@@ -28,10 +28,8 @@ struct WorkspaceLayout {
   // Balanced plans (problem/split_plan.h) also: where each request's units start, each block's first
   // item and the share Q, all written by the plan kernel.
   std::size_t unit_start = kAbsent;      // int32 [B+1]: Σ_{b' < b} T_b'
-  std::size_t block_first = kAbsent;     // int32 [blocks+1]: first work item of block i
-  std::size_t block_head = kAbsent;      // common::ResolvedItem [blocks]: that item, resolved
+  std::size_t block_head = kAbsent;      // common::ResolvedItem [blocks]: block i's first item, resolved
   std::size_t item_resolved = kAbsent;   // common::ResolvedItem [B + blocks]: every item, then an end
-  std::size_t item_request = kAbsent;    // int32 [B + blocks - 1]: the request of each work item
   std::size_t share = kAbsent;           // int32 [1]: Q, cost units per block
   std::size_t bytes = 0;                 // total
 };

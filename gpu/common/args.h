@@ -21,7 +21,7 @@ struct alignas(16) TokenRows {
 
 // A balanced plan's work item, resolved by the plan kernel (work_list.hip), so that the persistent
 // attention kernel takes any item with one load instead of the work list's chain of three
-// (block_first, the item's request, that request's starts): a persistent block's first box of the
+// (the block's first item, the item's request, that request's starts): a persistent block's first box of the
 // cache landed 10.4 k cycles after its entry against a split-K block's 6.1 k (H200, `bench
 // --stamps`, device call 4 of 2026-12-06's sixteenth session). Keys are the request's (first ..
 // end - 1); rows of the cache from row0, query rows from q_row0. block: the block that runs it (-1
@@ -97,19 +97,12 @@ struct AttentionArgs {
   const int32_t* item_start = nullptr;  // [B+1] (work_list.hip writes it)
   const int64_t* part_start = nullptr;  // [B+1]
   int32_t* item_counter = nullptr;      // [1], 0 on entry (work_list.hip resets it)
-  // Balanced plans (problem/split_plan.h; set with item_start): block i takes the items
-  // block_first[i] .. block_first[i + 1] - 1 in order (no counter), request b's units start at
-  // A_b = (b + 1) · overhead_units + unit_start[b], split s covers balanced::piece_first_unit's
-  // units. unsplit_direct: a request of one split is not split, its block writes out and lse (no
+  // Balanced plans (problem/split_plan.h; set with item_start): block i takes its first item from
+  // block_head[i], then item_resolved[block_head[i].item + 1], ... in order (no counter) while their
+  // block is i. unsplit_direct: a request of one split is not split, its block writes out and lse (no
   // partial; off when the caller reads the partials back, DecodeParams::keep_partials).
-  const int32_t* unit_start = nullptr;   // [B+1]
-  const int32_t* block_first = nullptr;  // [blocks+1]
   const ResolvedItem* block_head = nullptr;     // [blocks]: each block's first item, resolved
   const ResolvedItem* item_resolved = nullptr;  // [items + 1]: every item, then one of block -1
-  const int32_t* item_request = nullptr; // [items]: each item's request (no search of item_start)
-  const int32_t* share = nullptr;        // [1] Q
-  int32_t unit_keys = 0;
-  int32_t overhead_units = 0;
   bool unsplit_direct = false;
   // The work list was made by an earlier call (DecodeParams::reuse_plan): no kernel of this call
   // writes what the attention kernel's producer reads, so it need not wait for its predecessor.
@@ -131,10 +124,8 @@ struct PlanArgs {
   int32_t unit_keys = 0;
   int32_t overhead_units = 0;
   int32_t* unit_start = nullptr;   // [B+1] out (balanced)
-  int32_t* block_first = nullptr;  // [blocks+1] out (balanced)
   ResolvedItem* block_head = nullptr;     // [blocks] out (balanced)
   ResolvedItem* item_resolved = nullptr;  // [B + blocks] out (balanced): every item, then block -1
-  int32_t* item_request = nullptr; // [B + blocks - 1] out (balanced): item -> request
   int32_t* share = nullptr;        // [1] out (balanced)
   const int32_t* qo_indptr = nullptr;  // [B+1]
   const int32_t* kv_indptr = nullptr;  // [B+1]

@@ -155,10 +155,8 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     pa.unit_keys = plan.unit_keys;
     pa.overhead_units = plan.overhead_units;
     pa.unit_start = at<int32_t>(p, w.unit_start);
-    pa.block_first = at<int32_t>(p, w.block_first);
     pa.block_head = at<ResolvedItem>(p, w.block_head);
     pa.item_resolved = at<ResolvedItem>(p, w.item_resolved);
-    pa.item_request = at<int32_t>(p, w.item_request);
     pa.share = at<int32_t>(p, w.share);
     pa.qo_indptr = p.qo_indptr;
     pa.kv_indptr = p.kv_indptr;
@@ -175,15 +173,9 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     a.part_start = pa.part_start;
     a.item_counter = pa.item_counter;
     token_rows = pa.token_rows;
-    a.unit_start = pa.unit_start;
-    a.block_first = pa.block_first;
     a.block_head = pa.block_head;
     a.item_resolved = pa.item_resolved;
     a.plan_made_before = p.reuse_plan;
-    a.item_request = pa.item_request;
-    a.share = pa.share;
-    a.unit_keys = plan.unit_keys;
-    a.overhead_units = plan.overhead_units;
     a.unsplit_direct = plan.is_balanced() && !p.keep_partials;
   }
   stamp_mutant(a);

@@ -147,11 +147,10 @@ __device__ ResolvedItem resolve_piece(const PlanArgs& a, int64_t b, int64_t s, i
 }
 
 // A balanced plan (problem/split_plan.h namespace balanced): the units' prefix sums give every
-// A_b and the share Q; then the pieces' and partial rows' prefix sums, and each block's first item:
-// block_first[i] = the items of blocks before i, written by the thread of the piece whose block
-// follows a gap (every block in (previous piece's block, this piece's block] starts at this item,
-// and only the last of them runs it: block_head, the others' empty); every item resolved, and an
-// end (block -1) after the last.
+// A_b and the share Q; then the pieces' and partial rows' prefix sums, every item resolved
+// (item_resolved, an end of block -1 after the last) and each block's first (block_head), written by
+// the thread of the piece whose block follows a gap: every block in (previous piece's block, this
+// piece's block] starts at this item, and only the last of them runs it (the others' heads empty).
 __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a) {
   let_next_kernel_start();  // both: gpu/common/grid_dependency.h
   wait_for_previous_kernel();
@@ -203,12 +202,10 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
     a.unit_start[b] = static_cast<int32_t>(before);
     write_token_rows(a, b, row, static_cast<int32_t>(s_count));
     for (int64_t s = 0; s < s_count; ++s, ++item) {
-      a.item_request[item] = static_cast<int32_t>(b);
       const int64_t blk = bal::piece_block(at, t, s, q, over);
       const ResolvedItem resolved = resolve_piece(a, b, s, s_count, at, q, row, item, blk);
       a.item_resolved[item] = resolved;
       for (int64_t i = prev_block + 1; i <= blk; ++i) {
-        a.block_first[i] = static_cast<int32_t>(item);
         a.block_head[i] = i == blk ? resolved : ResolvedItem{};
       }
       prev_block = blk;
@@ -217,10 +214,7 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
     before += t;
   }
   if (last == B) {  // the blocks after the last piece's take nothing; no block runs the item past the last
-    for (int64_t i = prev_block + 1; i <= a.balanced_blocks; ++i) {
-      a.block_first[i] = static_cast<int32_t>(item);
-      if (i < a.balanced_blocks) a.block_head[i] = ResolvedItem{};
-    }
+    for (int64_t i = prev_block + 1; i < a.balanced_blocks; ++i) a.block_head[i] = ResolvedItem{};
     a.item_resolved[item] = ResolvedItem{};
   }
 }

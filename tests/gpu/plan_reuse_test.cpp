@@ -37,7 +37,7 @@ TEST(GpuPlanReuse, ReusedBalancedWorkListGivesTheSameBits) {
       const RunResult planned = device.run(*s, cache);  // makes the list (and poisons all first)
       DecodeParams p = device.params(*s, cache);
       const WorkspaceLayout w = s->workspace_layout(in.batch, p.multiprocessors);
-      ASSERT_NE(w.block_first, WorkspaceLayout::kAbsent) << "not a balanced plan";
+      ASSERT_NE(w.block_head, WorkspaceLayout::kAbsent) << "not a balanced plan";
       // Everything but the work list poisoned: outputs, partials.
       auto* ws = static_cast<unsigned char*>(p.workspace);
       ASSERT_EQ(hipMemset(p.out, 0xFF, planned.out.size() * sizeof(uint16_t)), hipSuccess);

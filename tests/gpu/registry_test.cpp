@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpu/availability.h"
+#include "gpu/common/args.h"
 #include "gpu/family.h"
 #include "gpu/fast/instances.h"
 #include "gpu/fast/split_rule.h"
@@ -368,11 +369,12 @@ TEST(GpuWorkspace, RegionsFitAndDoNotOverlap) {
       add(w.part_start, (static_cast<std::size_t>(tokens) + 1) * 8);
       EXPECT_EQ(w.part_o == WorkspaceLayout::kAbsent, !plan.split_k());
       add(w.unit_start, (static_cast<std::size_t>(tokens) + 1) * 4);
-      add(w.block_first, (static_cast<std::size_t>(plan.balanced_blocks) + 1) * 4);
+      add(w.block_head, static_cast<std::size_t>(plan.balanced_blocks) * sizeof(common::ResolvedItem));
+      add(w.item_resolved, (static_cast<std::size_t>(tokens) + plan.balanced_blocks) * sizeof(common::ResolvedItem));
       add(w.share, 4);
-      add(w.item_request, plan.is_balanced() ? (static_cast<std::size_t>(tokens) + plan.balanced_blocks - 1) * 4 : 0);
       EXPECT_EQ(w.item_start == WorkspaceLayout::kAbsent, plan.chunk_keys == 0 && !plan.is_balanced());
-      EXPECT_EQ(w.block_first == WorkspaceLayout::kAbsent, !plan.is_balanced());
+      EXPECT_EQ(w.block_head == WorkspaceLayout::kAbsent, !plan.is_balanced());
+      EXPECT_EQ(w.item_resolved == WorkspaceLayout::kAbsent, !plan.is_balanced());
       EXPECT_EQ(s.workspace_bytes(batch, kPlanningMultiprocessorsWithoutGpu), w.bytes);
     }
   }
