@@ -354,7 +354,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       } else if constexpr (kE4m3Pv) {
         stage_q_e4m3_codes(a, token0, smem + plan.value, sq, tid);
       } else {
-        stage_q_fp8(a, token0, sq, tid);
+        stage_q_fp8(a, token0, smem + plan.value, sq, tid);
       }
     } else {
       // Each token of the group into its own Q tile; a group of fewer than Pack tokens repeats its

@@ -428,19 +428,29 @@ __device__ __forceinline__ int decoded_dim(int slot) {
   return slot / KvTile::kBoxDims * KvTile::kBoxDims + decoded_box_dim(slot % KvTile::kBoxDims);
 }
 
-// Q of `token` into QTile layout for qk_decoded, in decoded_dim's order.
-// 4-byte asynchronous copies, all in flight at once (a load and a store per pair kept one global
-// latency per pair: about 20 µs per token at 4 x 1024 in device run 1; the loads batched in
-// registers spilled); the caller waits for them (copy_commit_and_wait_all).
-__device__ __forceinline__ void stage_q_fp8(const AttentionArgs& a, int64_t token, unsigned char* sq, int tid) {
-  constexpr int kPairsPerHead = kQkDim / 2;
-  for (int idx = tid; idx < kNumHeads * kPairsPerHead; idx += kConsumerThreads) {
-    const int h = idx / kPairsPerHead;
-    const int slot = 2 * (idx % kPairsPerHead);  // the dim position the products read
-    const int dim = decoded_dim(slot);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(static_cast<uint32_t>(
-                     __cvta_generic_to_shared(sq + QTile::chunk_offset_bytes(h, slot / 8) + (slot % 8) * 2))),
-                 "l"(a.q_bf16 + (token * kNumHeads + h) * kQkDim + dim));
+// Q of `token` into QTile layout for qk_decoded, in decoded_dim's order: the token's 16 rows (18432
+// bytes, contiguous and 16-byte aligned) by 16-byte asynchronous copies into `staging` (a value
+// tile, free between tokens), all in flight at once, then a consumer barrier, then each 16-byte
+// chunk of QTile gathered from its four pairs of dims. (4-byte asynchronous copies straight into
+// decoded_dim's places, 18 a thread, had the a16w8 block's Q staged about 5000 cycles after the bf16
+// block's on the same rows: H100, `bench --stamps`, device call 2 of 2026-12-06's eighteenth session.)
+__device__ __forceinline__ void stage_q_fp8(const AttentionArgs& a, int64_t token, unsigned char* staging,
+                                            unsigned char* sq, int tid) {
+  constexpr int kRowBytes = kQkDim * 2;
+  constexpr int kTokenBytes = kNumHeads * kRowBytes;  // 18432
+  static_assert(kTokenBytes % 16 == 0 && kTokenBytes <= kFp8ValueBytes);
+  const auto* q = reinterpret_cast<const unsigned char*>(a.q_bf16 + token * kNumHeads * kQkDim);
+  for (int c = tid; c < kTokenBytes / 16; c += kConsumerThreads) copy_16(staging + 16 * c, q + 16 * c);
+  copy_commit_and_wait_all();
+  consumer_sync();
+  constexpr int kChunksPerHead = kQkDim / 8;  // QTile's 16-byte chunks: 8 positions, 4 pairs
+  for (int idx = tid; idx < kNumHeads * kChunksPerHead; idx += kConsumerThreads) {
+    const int h = idx / kChunksPerHead, chunk = idx % kChunksPerHead;
+    uint32_t pair[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      pair[k] = *reinterpret_cast<const uint32_t*>(staging + h * kRowBytes + decoded_dim(8 * chunk + 2 * k) * 2);
+    *reinterpret_cast<uint4*>(sq + QTile::chunk_offset_bytes(h, chunk)) = uint4{pair[0], pair[1], pair[2], pair[3]};
   }
 }
 
