@@ -28,8 +28,13 @@ enum class StampPoint : int {
   first_box,    // then warp 0 waits for the first tile's first box (bf16) or part (decoded kernels): at
                 // once when they landed before Q; at once too for a token without tiles
   tiles_done,   // the first token's tiles: every product waited for (thread 0's warpgroup)
+  halves_met,   // decoded kernels only: both warpgroups' halves of Oᵀ handed over (the consumers'
+                // barrier of the exchange, whose wait is the other warpgroup's last tile)
   exchanged,    // decoded kernels: the two warpgroups' partials added, l reduced (else = tiles_done)
   quotients,    // fl32(acc / l) of every element (the output's values, before any store)
+  out_staged,   // decoded kernels only: the warpgroup's output staged in shared memory (its barrier
+                // after)
+  out_issued,   // the output's or partial's global stores issued by thread 0 (before the barrier)
   stored,       // the token's output or partial and its LSE written (the consumers' barrier after)
   merged,       // split-K in a cluster: the token's merge done (else = stored)
   exit,         // thread 0 leaves the kernel (every token of the block done)
@@ -38,13 +43,13 @@ enum class StampPoint : int {
   count
 };
 inline constexpr int kStampPoints = static_cast<int>(StampPoint::count);
-// Blocks that record (blockIdx.x below this); the rest run unstamped. 1024 x 13 x 8 bytes = 104 KB of
+// Blocks that record (blockIdx.x below this); the rest run unstamped. 1024 x 16 x 8 bytes = 128 KB of
 // device memory, more than the grids of the harness shapes (at most 2 blocks an SM of 132).
 inline constexpr int kStampBlocks = 1024;
 
 inline constexpr std::array<std::string_view, kStampPoints> kStampPointNames{
-    "entry", "ready", "started", "q_staged", "first_box", "tiles_done", "exchanged", "quotients", "stored", "merged",
-    "exit", "entry_ns", "exit_ns"};
+    "entry",     "ready",      "started",    "q_staged", "first_box", "tiles_done", "halves_met", "exchanged",
+    "quotients", "out_staged", "out_issued", "stored",   "merged",    "exit",       "entry_ns",   "exit_ns"};
 static_assert(!kStampPointNames.back().empty(), "a name for every StampPoint");
 
 constexpr std::string_view stamp_point_name(StampPoint p) { return kStampPointNames[static_cast<std::size_t>(p)]; }

@@ -800,6 +800,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
             mine[(v * Acc::ne + l) * sm90::kWarpgroupThreads + wg_tid] =
                 wg == 0 ? o[kOChunks - kVChunks + v].x[l] : o[v].x[l];
         consumer_sync();
+        stamp(StampPoint::halves_met, tokens_done == 0);
   #pragma unroll
         for (int v = 0; v < kVChunks; ++v)
   #pragma unroll
@@ -882,6 +883,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
           for (int l = 0; l < Acc::ne; ++l)
             staged[Acc::get_j(l) * kStagedStride + v * sm90::kWgM + decoded_box_dim(Acc::get_i(l))] = out_o[v].x[l];
         warpgroup_sync(wg);
+        stamp(StampPoint::out_staged, tokens_done == 0);
         constexpr int kDims = kVChunks * sm90::kWgM;  // 256: this warpgroup's value dims
         const int64_t dim0 = static_cast<int64_t>(wg) * kDims;
         if (w.single_pass) {
@@ -915,6 +917,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         else
           store_all([&](int at, float x) { dst[at] = x; });
       }
+      stamp(StampPoint::out_issued, tokens_done == 0);
       consumer_sync();
       if (tid < kNumHeads) {
         const float lse = empty_split ? kNegInf : stat_m[tid] + common::log_base(kBase2, stat_l[tid]);
