@@ -103,6 +103,21 @@ struct SplitPlan {
     }
     return chunk_keys > 0 ? splits_of(max_kv_len) : num_splits;
   }
+  // The most splits a request of this batch can get, from its sizes alone (the host knows no single
+  // length): uniform and chunked as max_splits; balanced, a request of T units has at most
+  // 2 + (T - 1) / Q pieces, and Q is at least the share computed with the batch's keys in whole
+  // units (Σ ceil(L_b / u) >= ceil(Σ L_b / u), and share() grows with the cost), capped by
+  // max_splits. Picks the merge kernel's instance (gpu/common/merge.hip): a bound, not the count.
+  MLACHECK_HD constexpr int most_splits(int64_t max_kv_len, int64_t total_kv, int64_t num_requests) const {
+    const int cap = max_splits(max_kv_len);
+    if (!is_balanced()) return cap;
+    const int64_t t = balanced::units_of(max_kv_len, unit_keys);
+    if (t <= 1) return 1;
+    const int64_t q = balanced::share(num_requests * overhead_units + balanced::units_of(total_kv, unit_keys),
+                                      balanced_blocks, overhead_units);
+    const int64_t most = 2 + (t - 1) / q;
+    return most < cap ? static_cast<int>(most) : cap;
+  }
   // Partial rows (token, split) a batch of total_q tokens of at most max_q_len each can need:
   // balanced plans T + max_q_len · (blocks - 1) (each cut adds one piece to one request), others
   // T · max_splits.

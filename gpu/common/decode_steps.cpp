@@ -196,7 +196,8 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     m.out = p.out;
     m.lse = p.lse;
     stamp_mutant(m);
-    launch_merge(m, p.total_q, stream, KernelStart::with_previous);
+    launch_merge(m, p.total_q, plan.most_splits(p.max_kv_len, p.total_kv, p.num_requests), stream,
+                 KernelStart::with_previous);
   }
 }
 

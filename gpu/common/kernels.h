@@ -13,8 +13,9 @@ namespace mlacheck::gpu::common {
 // the first after_previous, the encode with_previous when the amax kernel precedes it. Returns
 // whether it queued a kernel.
 bool launch_q_quant(const QuantArgs& args, StreamHandle stream);
-// The LSE merge of `rows` query rows (T).
-void launch_merge(const MergeArgs& args, int64_t rows, StreamHandle stream, KernelStart start);
+// The LSE merge of `rows` query rows (T); most_splits: a bound on any row's splits
+// (SplitPlan::most_splits), which picks how many partial rows its threads load ahead.
+void launch_merge(const MergeArgs& args, int64_t rows, int most_splits, StreamHandle stream, KernelStart start);
 // The work list of a chunked split plan (one block; work_list.hip).
 void launch_work_list(const PlanArgs& args, StreamHandle stream, KernelStart start);
 

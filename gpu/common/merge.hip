@@ -28,14 +28,20 @@ using problem::kVDim;
 // loads.
 constexpr int kDimsPerThread = 4;
 static_assert(kMergeThreads * kDimsPerThread == kVDim);
-// Partial rows a thread loads at its start (a register each per float): the split-K plans' usual
-// 2 to 8 splits, and the first 8 of more. (16 measured the same: docs/PERF.md, device run 5 of
-// 2026-12-04's second session.)
-constexpr int kPrefetchSplits = 8;
+// Partial rows a thread loads at its start (a register each per float), the first kPrefetch of a
+// token's splits: two instances, picked by the plan's bound on a request's splits
+// (SplitPlan::most_splits). 8 covers the split-K plans' usual 2 to 8 splits; 16 (96 registers
+// against 64) took 0.4-1.1 µs off the ragged_bs32_kv4096 row, whose balanced plan cuts its longest
+// request into 13-14 pieces, but made split-K bs64_kv1024 1.5-1.7 µs slower in every decoded recipe
+// (1024 blocks of 2 splits: fewer blocks an SM) and gained nothing at 4 x 1024's 16 splits (H100,
+// device call 10 of 2026-12-06's eighteenth session, branch prefetch16).
+constexpr int kPrefetchFew = 8;
+constexpr int kPrefetchMany = 16;
 // The splits' LSEs and weights are the first warp's: split s is lane s % kWarpSize's.
 constexpr int kLsePerLane = kMaxSplits / kWarpSize;
 static_assert(kLsePerLane * kWarpSize == kMaxSplits && kMergeThreads >= kWarpSize);
 
+template <int kPrefetchSplits>
 __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
   wait_for_previous_kernel();  // gpu/common/grid_dependency.h
   __shared__ float lse_at[kMaxSplits];
@@ -139,9 +145,9 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
 
 }  // namespace
 
-void launch_merge(const MergeArgs& args, int64_t rows, StreamHandle stream, KernelStart start) {
+void launch_merge(const MergeArgs& args, int64_t rows, int most_splits, StreamHandle stream, KernelStart start) {
   if (rows == 0) return;
-  launch_kernel(merge_kernel, dim3(static_cast<unsigned>(rows * kNumHeads)), dim3(kMergeThreads), 0,
+  launch_kernel(most_splits > kPrefetchFew ? merge_kernel<kPrefetchMany> : merge_kernel<kPrefetchFew>, dim3(static_cast<unsigned>(rows * kNumHeads)), dim3(kMergeThreads), 0,
                 static_cast<hipStream_t>(stream), start, args);
 }
 

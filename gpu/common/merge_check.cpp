@@ -35,7 +35,7 @@ MergedRows device_merge_kernel(const std::vector<float>& part_o, const std::vect
   m.part_lse = d_lse.get();
   m.out = out.get();
   m.lse = lse.get();
-  common::launch_merge(m, tokens, nullptr, common::KernelStart::after_previous);
+  common::launch_merge(m, tokens, splits, nullptr, common::KernelStart::after_previous);
   MLACHECK_GPU_CHECK(hipDeviceSynchronize());
   return {out.download(), lse.download()};
 }

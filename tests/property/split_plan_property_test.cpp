@@ -100,6 +100,10 @@ std::vector<int64_t> checked_block_costs(const std::vector<int32_t>& lengths, in
   }
   RC_ASSERT(pieces <= B + blocks - 1);
   RC_ASSERT(splits.max_ranges() == most);
+  // The host's bound on it (SplitPlan::most_splits: which merge instance runs) holds.
+  int64_t total_len = 0;
+  for (const int32_t len : lengths) total_len += len;
+  RC_ASSERT(most <= problem::SplitPlan::balanced_over(blocks, unit, overhead).most_splits(max_len, total_len, B));
   int64_t charged = 0;
   for (const int64_t c : cost) {
     RC_ASSERT(c <= Q + std::max(0, 2 * overhead - 1));
@@ -119,6 +123,21 @@ RC_GTEST_PROP(SplitPlanProperty, BalancedCutsTileEveryRequestAndBalanceTheBlocks
   const int unit = *rc::gen::element(1, 16, 64);
   const int overhead = *rc::gen::inRange(0, 7);
   (void)checked_block_costs(lengths, blocks, unit, overhead);
+}
+
+// SplitPlan::most_splits tells the merge's two instances apart where it matters: on 132 blocks of
+// 64-key units with overhead 4, the ragged row (32 requests up to 4096 keys, 28198 in all)
+// can cut its longest request into 13 or 14 pieces (Q = 5 whatever the lengths' rounding), above the
+// 8 rows the small instance loads ahead; 64 requests of 1024 keys get at most 3, and so does the
+// bound.
+TEST(SplitPlanProperty, MostSplitsSeparatesLongRequestsFromShortOnes) {
+  const problem::SplitPlan plan = problem::SplitPlan::balanced_over(132, 64, 4);
+  // 28198 keys: 441 units at least, 32 overheads of 4: Q >= ceil(569 / 132) = 5; 64 units: 2 + 63 / 5.
+  EXPECT_EQ(plan.most_splits(4096, 28198, 32), 14);
+  // 64 x 1024: 16 units each, Q = ceil((256 + 1024) / 132) = 10: at most 2 + 15 / 10 = 3.
+  EXPECT_EQ(plan.most_splits(1024, 64 * 1024, 64), 3);
+  EXPECT_EQ(problem::SplitPlan::uniform(16).most_splits(1024, 4096, 4), 16);
+  EXPECT_EQ(plan.most_splits(64, 64, 1), 1);  // one unit: one piece
 }
 
 // The bound Q + 2O - 1 is reached. Lengths 1, 4, 0, 2 units of 1 key, O = 2, 3 blocks: T = 1, 4,
