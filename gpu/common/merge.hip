@@ -147,7 +147,8 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
 
 void launch_merge(const MergeArgs& args, int64_t rows, int most_splits, StreamHandle stream, KernelStart start) {
   if (rows == 0) return;
-  launch_kernel(most_splits > kPrefetchFew ? merge_kernel<kPrefetchMany> : merge_kernel<kPrefetchFew>, dim3(static_cast<unsigned>(rows * kNumHeads)), dim3(kMergeThreads), 0,
+  const auto kernel = most_splits > kPrefetchFew ? merge_kernel<kPrefetchMany> : merge_kernel<kPrefetchFew>;
+  launch_kernel(kernel, dim3(static_cast<unsigned>(rows * kNumHeads)), dim3(kMergeThreads), 0,
                 static_cast<hipStream_t>(stream), start, args);
 }
 

@@ -92,10 +92,11 @@ static_assert(sizeof(QueuedItem) <= kItemSlotBytes && alignof(QueuedItem) <= 8, 
 // The block's work items, in order. A uniform plan: the block's own item, then none. A balanced
 // plan (the persistent schedule, one block per SM): the block's own run of items, of equal cost by
 // construction, each resolved by the plan kernel (its first in block_head, the next ones in
-// item_resolved from the first's index on, up to the first of another block). A chunked plan (the same schedule with
-// `--chunks`): the producer warp takes each next item from item_counter (dynamic, so items of
-// unequal length balance across the SMs; work_list.hip resets the counter for each call) and hands it to the consumers through the queue's slot j %
-// kItemSlots: its full barrier (the producer's one arrival) and its empty one (an arrival per
+// item_resolved from the first's index on, up to the first of another block). A chunked plan (the
+// same schedule with `--chunks`): the producer warp takes each next item from item_counter
+// (dynamic, so items of unequal length balance across the SMs; work_list.hip resets the counter
+// for each call). Either way the producer hands each item to the consumers through the queue's
+// slot j % kItemSlots: its full barrier (the producer's one arrival) and its empty one (an arrival per
 // consumer warp, once the warp has read the slot). The producer thus takes item j + 1, and
 // streams its tiles, while the consumers still finish item j. The item past the last (>= count)
 // is handed on too: it ends both loops.
@@ -113,8 +114,8 @@ struct ItemSource {
     return Chunked ? a.item_start[a.num_requests] : gridDim.x;
   }
   // The j-th item into w, by the producer warp (all its lanes) or by a consumer warp (all its
-  // lanes); false past the last. Chunked: the producer loads the item's fields (WorkItem's chain of
-  // dependent loads) and hands them over in the slot, so that the consumers, which reach an item
+  // lanes); false past the last. Chunked: the producer loads the item's fields (a balanced plan's
+  // resolved item, or WorkItem's chain of dependent loads) and hands them over in the slot, so that the consumers, which reach an item
   // at the end of the previous one, read shared memory instead of waiting for global loads.
   template <bool Producer>
   __device__ bool take(const AttentionArgs& a, int j, WorkItem& w) const {
