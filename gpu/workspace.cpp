@@ -53,12 +53,10 @@ WorkspaceLayout workspace_layout(const problem::Recipe& recipe, const problem::S
     w.token_rows = take(static_cast<std::size_t>(total_q) * sizeof(common::TokenRows));
   }
   if (plan.is_balanced()) {
-    w.unit_start = take((static_cast<std::size_t>(num_requests) + 1) * sizeof(int32_t));
     w.block_head = take(static_cast<std::size_t>(plan.balanced_blocks) * sizeof(common::ResolvedItem));
     // Every item (at most B + blocks - 1: split_plan.h) and the end after them.
     w.item_resolved =
         take((static_cast<std::size_t>(num_requests) + plan.balanced_blocks) * sizeof(common::ResolvedItem));
-    w.share = take(sizeof(int32_t));
   }
   w.bytes = end;
   return w;

@@ -25,12 +25,10 @@ struct WorkspaceLayout {
   std::size_t part_start = kAbsent;      // int64 [B+1]: first partial row of request b
   std::size_t item_counter = kAbsent;    // int32 [1]: next work item to take (reset by the plan kernel)
   std::size_t token_rows = kAbsent;      // common::TokenRows [T]: each query row's partial rows (the merge's lookup)
-  // Balanced plans (problem/split_plan.h) also: where each request's units start, each block's first
-  // item and the share Q, all written by the plan kernel.
-  std::size_t unit_start = kAbsent;      // int32 [B+1]: Σ_{b' < b} T_b'
+  // Balanced plans (problem/split_plan.h) also: every work item resolved, and each block's first,
+  // written by the plan kernel.
   std::size_t block_head = kAbsent;      // common::ResolvedItem [blocks]: block i's first item, resolved
   std::size_t item_resolved = kAbsent;   // common::ResolvedItem [B + blocks]: every item, then an end
-  std::size_t share = kAbsent;           // int32 [1]: Q, cost units per block
   std::size_t bytes = 0;                 // total
 };
 

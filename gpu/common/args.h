@@ -123,10 +123,8 @@ struct PlanArgs {
   int32_t balanced_blocks = 0;
   int32_t unit_keys = 0;
   int32_t overhead_units = 0;
-  int32_t* unit_start = nullptr;   // [B+1] out (balanced)
   ResolvedItem* block_head = nullptr;     // [blocks] out (balanced)
   ResolvedItem* item_resolved = nullptr;  // [B + blocks] out (balanced): every item, then block -1
-  int32_t* share = nullptr;        // [1] out (balanced)
   const int32_t* qo_indptr = nullptr;  // [B+1]
   const int32_t* kv_indptr = nullptr;  // [B+1]
   int32_t* item_start = nullptr;       // [B+1] out: Σ_{b' < b} S_b'

@@ -154,10 +154,8 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
     pa.balanced_blocks = plan.balanced_blocks;
     pa.unit_keys = plan.unit_keys;
     pa.overhead_units = plan.overhead_units;
-    pa.unit_start = at<int32_t>(p, w.unit_start);
     pa.block_head = at<ResolvedItem>(p, w.block_head);
     pa.item_resolved = at<ResolvedItem>(p, w.item_resolved);
-    pa.share = at<int32_t>(p, w.share);
     pa.qo_indptr = p.qo_indptr;
     pa.kv_indptr = p.kv_indptr;
     pa.item_start = at<int32_t>(p, w.item_start);

@@ -180,10 +180,8 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
   }
   const Scan2 p = block_scan2(pieces, rows, scratch);
   if (tid == 0) {
-    *a.share = static_cast<int32_t>(q);
     a.item_start[B] = static_cast<int32_t>(p.x_total);
     a.part_start[B] = p.y_total;
-    a.unit_start[B] = static_cast<int32_t>(u.x_total);
   }
   if (first == last) return;
   // The block of the piece before this run's first one: the last piece of request first - 1.
@@ -199,7 +197,6 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
     const int64_t s_count = bal::pieces(at, t, q);
     a.item_start[b] = static_cast<int32_t>(item);
     a.part_start[b] = row;
-    a.unit_start[b] = static_cast<int32_t>(before);
     write_token_rows(a, b, row, static_cast<int32_t>(s_count));
     for (int64_t s = 0; s < s_count; ++s, ++item) {
       const int64_t blk = bal::piece_block(at, t, s, q, over);

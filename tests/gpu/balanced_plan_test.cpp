@@ -53,8 +53,7 @@ std::vector<Resolved> resolved(const std::vector<common::ResolvedItem>& items) {
 
 // The work list's arrays from the unit-by-unit walk (tests/support/balanced_walk.h).
 struct HostPlan {
-  int64_t share = 0;
-  std::vector<int32_t> item_start, unit_start;
+  std::vector<int32_t> item_start;
   std::vector<int64_t> part_start;
   std::vector<std::pair<int64_t, int32_t>> token_rows;  // (first partial row, splits) per query row
   std::vector<Resolved> items;       // every piece, then the end (block -1)
@@ -67,22 +66,18 @@ HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) 
   const testing::BalancedWalk w =
       testing::walk_balanced(lengths, plan.balanced_blocks, plan.unit_keys, plan.overhead_units);
   HostPlan h;
-  h.share = w.share;
-  int64_t items = 0, rows = 0, units = 0;
+  int64_t items = 0, rows = 0;
   for (int64_t b = 0; b < batch.num_requests(); ++b) {
     h.item_start.push_back(static_cast<int32_t>(items));
     h.part_start.push_back(rows);
-    h.unit_start.push_back(static_cast<int32_t>(units));
     const auto pieces = static_cast<int64_t>(w.piece_first[static_cast<std::size_t>(b)].size());
     for (int64_t i = 0; i < batch.q_len(b); ++i)
       h.token_rows.emplace_back(rows + i * pieces, static_cast<int32_t>(pieces));
     items += pieces;
     rows += batch.q_len(b) * pieces;
-    units += (batch.kv_len(b) + plan.unit_keys - 1) / plan.unit_keys;
   }
   h.item_start.push_back(static_cast<int32_t>(items));
   h.part_start.push_back(rows);
-  h.unit_start.push_back(static_cast<int32_t>(units));
   // Every piece: its request, its place among the request's pieces, its keys up to the next piece's
   // first (or the request's end), its block; then each block's first.
   for (std::size_t k = 0; k < w.piece_block.size(); ++k) {
@@ -154,10 +149,8 @@ TEST(GpuBalancedPlan, WorkListMatchesTheUnitByUnitWalk) {
     const RunResult r = device.run(*s, cache, KeepWorkspace::yes);
     const HostPlan h = walk_plan(in.batch, plan);
     const auto slots = static_cast<std::size_t>(in.batch.num_requests()) + 1;
-    EXPECT_EQ(region<int32_t>(r.workspace, w.share, 1), std::vector<int32_t>{static_cast<int32_t>(h.share)});
     EXPECT_EQ(region<int32_t>(r.workspace, w.item_start, slots), h.item_start);
     EXPECT_EQ(region<int64_t>(r.workspace, w.part_start, slots), h.part_start);
-    EXPECT_EQ(region<int32_t>(r.workspace, w.unit_start, slots), h.unit_start);
     std::vector<std::pair<int64_t, int32_t>> token_rows;
     for (const common::TokenRows& t :
          region<common::TokenRows>(r.workspace, w.token_rows, static_cast<std::size_t>(in.batch.total_q())))

@@ -368,10 +368,8 @@ TEST(GpuWorkspace, RegionsFitAndDoNotOverlap) {
       add(w.item_start, (static_cast<std::size_t>(tokens) + 1) * 4);
       add(w.part_start, (static_cast<std::size_t>(tokens) + 1) * 8);
       EXPECT_EQ(w.part_o == WorkspaceLayout::kAbsent, !plan.split_k());
-      add(w.unit_start, (static_cast<std::size_t>(tokens) + 1) * 4);
       add(w.block_head, static_cast<std::size_t>(plan.balanced_blocks) * sizeof(common::ResolvedItem));
       add(w.item_resolved, (static_cast<std::size_t>(tokens) + plan.balanced_blocks) * sizeof(common::ResolvedItem));
-      add(w.share, 4);
       EXPECT_EQ(w.item_start == WorkspaceLayout::kAbsent, plan.chunk_keys == 0 && !plan.is_balanced());
       EXPECT_EQ(w.block_head == WorkspaceLayout::kAbsent, !plan.is_balanced());
       EXPECT_EQ(w.item_resolved == WorkspaceLayout::kAbsent, !plan.is_balanced());
