@@ -20,9 +20,9 @@ struct alignas(16) TokenRows {
 };
 
 // A balanced plan's work item, resolved by the plan kernel (work_list.hip), so that the persistent
-// attention kernel takes any item with one load instead of the work list's chain of three
-// (the block's first item, the item's request, that request's starts): a persistent block's first box of the
-// cache landed 10.4 k cycles after its entry against a split-K block's 6.1 k (H200, `bench
+// attention kernel takes any item with one load instead of the work list's chain of three (the
+// block's first item, the item's request, that request's starts): a persistent block's first box
+// of the cache landed 10.4 k cycles after its entry against a split-K block's 6.1 k (H200, `bench
 // --stamps`, device call 4 of 2026-12-06's sixteenth session). Keys are the request's (first ..
 // end - 1); rows of the cache from row0, query rows from q_row0. block: the block that runs it (-1
 // past the last item); splits = 0: no item (a block without items, in block_head).
