@@ -115,8 +115,9 @@ struct ItemSource {
   }
   // The j-th item into w, by the producer warp (all its lanes) or by a consumer warp (all its
   // lanes); false past the last. Chunked: the producer loads the item's fields (a balanced plan's
-  // resolved item, or WorkItem's chain of dependent loads) and hands them over in the slot, so that the consumers, which reach an item
-  // at the end of the previous one, read shared memory instead of waiting for global loads.
+  // resolved item, or WorkItem's chain of dependent loads) and hands them over in the slot, so that
+  // the consumers, which reach an item at the end of the previous one, read shared memory instead of
+  // waiting for global loads.
   template <bool Producer>
   __device__ bool take(const AttentionArgs& a, int j, WorkItem& w) const {
     if constexpr (!Chunked) {
