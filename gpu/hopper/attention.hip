@@ -43,8 +43,8 @@
 // flight however long the decode takes. The owner then decodes each 64-dim box to bf16
 // pairs (gpu/common/operand_decode.h, about two instructions per code), feeds them to Sᵀ = K Qᵀ as
 // wgmma's register A operand (no shared-memory round trip for K, and the rope dims are never
-// stored), and stores the 512 value dims as the bf16 value tile of this warpgroup in the swizzled
-// layout the bf16 kernel's P·V reads (rows past the tile's keys stored as zeros). Unlike step 3
+// stored), and stores the 512 value dims as the bf16 value tile of this warpgroup, Vᵀ with a row per
+// dim that P·V reads K-major (traits.h ValueTile; rows past the tile's keys stored as zeros). Unlike step 3
 // above, each warpgroup computes Oᵀ of its own tiles over all 512 value dims (both rescale by every
 // tile's α, the other's taken from its published statistics), so the two share only the softmax
 // statistics and their decode phases overlap (783 -> 556 µs at 256 x 8192, docs/PERF.md); the two
@@ -52,9 +52,12 @@
 // fragment takes 16 consecutive dims of a row per box in one load, so the K-major order of the
 // products' dims is permuted within each box; Q is staged in the same permutation, which leaves
 // every product the same and only the float32 summation order different (the bound's delta_acc).
-// The value tile holds its dims in that permuted order too (each A fragment stored whole by one
-// stmatrix), so Oᵀ's rows come out permuted within each 64-dim chunk; the epilogue stages the
-// output in shared memory in dim order and stores 16-byte rows. In these kernels the owner
+// The A fragments are stored as they are by stmatrix .trans, each column (a dim) into the Vᵀ row
+// value_row places it at (gpu/hopper/value_order.h): Oᵀ's rows come out as whole 8-dim blocks, so
+// the epilogue stores from registers, 8 lanes of a head on one 32-byte sector, as the bf16 kernel's.
+// (In the K order, as the all-fp8 kernels' e4m3 tile still holds them, the output is staged in shared
+// memory first: 6.5 k cycles a token's epilogue against bf16's 3.4 k, H100 stamps of device call 5
+// of 2026-12-06's eighteenth session.) In these kernels the owner
 // publishes α and m' as soon as its tile's maxima are reduced, before the exps, and l is kept as
 // each thread's partial sum (of its own p, rescaled by every tile's α), summed over all threads at
 // the token's end: the other warpgroup's softmax step waits only for the maxima, and the row sums
@@ -632,7 +635,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
           }
           settle_outputs();
         } else {
-          issue_pv<kOChunks, kPvOperand, true>(o, alpha, own_v, own_p, 0);
+          issue_pv<kOChunks, ValueLayout::dim_rows, kPvOperand, true>(o, alpha, own_v, own_p, 0);
         }
         if constexpr (!DecodedRows::kPvWaitedInQk) {
           sm90::wgmma_wait<0>();
@@ -649,7 +652,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       // from column 16 p): each Oᵀ rescaled by its token's α and fenced before the product.
       auto issue_pv_group = [&](const float (&alpha)[Pack][4], const unsigned char* kv, const unsigned char* p_base) {
         if constexpr (Pack == 1) {
-          issue_pv(o_all[0], alpha[0], kv, p_base, wg * kVChunks);
+          issue_pv<kVChunks, ValueLayout::key_rows>(o_all[0], alpha[0], kv, p_base, wg * kVChunks);
         } else {
 #pragma unroll
           for (int p = 0; p < Pack; ++p) rescale_outputs<false>(o_all[p], alpha[p]);
@@ -862,20 +865,24 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       // bf16 partial), every element was a few branches and their reconvergence, and the 32 stores of
       // a thread took about 4000 cycles (device run 3 of 2026-12-03; SASS: BSSY / BRA / BSYNC around
       // each of them).
-      // Element (v, l) of this thread (bf16): head Acc::get_j(l), value dim (wg · kVChunks + v) · 64 + Acc::get_i(l).
+      // Element (v, l) of this thread: head Acc::get_j(l), value dim (wg · kVChunks + v) · 64 +
+      // out_dim(Acc::get_i(l)): Oᵀ's rows in dim order (bf16), or in value_row's (the decoded
+      // kernels' Vᵀ tile: value_order.h), where 8 lanes of a head still cover one 32-byte sector.
+      const auto out_dim = [](int row) { return kFp8 && !kE4m3Pv ? value_dim(row) : row; };
       auto store_all = [&](auto&& store) {
   #pragma unroll
         for (int v = 0; v < kVChunks; ++v)
   #pragma unroll
           for (int l = 0; l < Acc::ne; ++l)
-            store(Acc::get_j(l) * kVDim + (wg * kVChunks + v) * sm90::kWgM + Acc::get_i(l), out_o[v].x[l]);
+            store(Acc::get_j(l) * kVDim + (wg * kVChunks + v) * sm90::kWgM + out_dim(Acc::get_i(l)), out_o[v].x[l]);
       };
-      if constexpr (kFp8) {
-        // The decoded kernels' Oᵀ rows are their value tile's dims in qk_decoded's order: a warp's
-        // 8 lanes of a head hold dims in pairs 16 apart, so stored from registers each warp store
-        // touched four times the 32-byte sectors (4 x 8192 a16w4 25.7 -> 28.4 µs, device run 1 of
-        // 2026-12-03's fifth session). So the warpgroup stages its half of the token's output in
-        // its value tile past the exchange above, [head][dim] in dim order, and stores 16-byte rows.
+      if constexpr (kE4m3Pv) {
+        // The all-fp8 kernels' Oᵀ rows are their e4m3 value tile's dims in qk_decoded's K order: a
+        // warp's 8 lanes of a head hold dims in pairs 16 apart, so stored from registers each warp
+        // store touched four times the 32-byte sectors (4 x 8192 a16w4 25.7 -> 28.4 µs, device run 1
+        // of 2026-12-03's fifth session, when a16w4 had that order too). So the warpgroup stages its
+        // half of the token's output in its value tile past the exchange above, [head][dim] in dim
+        // order, and stores 16-byte rows.
         float* staged = reinterpret_cast<float*>(own_v + kExchangeBytes);
   #pragma unroll
         for (int v = 0; v < kVChunks; ++v)

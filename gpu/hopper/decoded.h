@@ -13,6 +13,7 @@
 #include "gpu/hopper/products.h"
 #include "gpu/hopper/sync.h"
 #include "gpu/hopper/traits.h"
+#include "gpu/hopper/value_order.h"
 #include "gpu/sm90/wgmma.h"
 
 namespace mlacheck::gpu::hopper {
@@ -178,7 +179,7 @@ struct Mxfp4Rows {
 // register (i, h); as matrix 2 i + h of a stmatrix .trans those elements lie in column 2 t + c, row
 // g, so memory row 2 t + c of the matrix gets that dim's codes of the warp's 16 keys in
 // e4m3_key_position's order. The matrix's 8 rows are box positions 16 i + 8 h + 2 t + c, whose dims
-// are decoded_box_dim's (the f16 value tile's order, so Oᵀ's rows and the epilogue are unchanged).
+// are decoded_box_dim's (qk_decoded's K order, in which the epilogue stages Oᵀ's rows).
 // rows_address: this lane's row (lane % 8) of matrix lane / 8 of the box's first four groups of 8
 // dims (the second stmatrix: the next four groups).
 __device__ __forceinline__ void store_e4m3_value_box(const uint4 (&w)[2], uint32_t rows_address) {
@@ -223,17 +224,19 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
   Acc odd;
   Acc* chain[2] = {&s, &odd};
   sm90::WgFragA64x16 frag[2][4];  // [register set][K step of the box]
-  // stmatrix_fragment's row of this lane in box 0 for each K step j: matrix lane / 8 of the
-  // fragment (rows + 8 for odd matrices, columns 8..15 for matrices 2 and 3) into chunk 2 j + its
-  // column half of the row.
+  // stmatrix .trans's row of this lane in box 0 for each K step j: lane 8 m + i stores column i of
+  // matrix m of the fragment (keys 8 (m % 2) .. + 7 of the warp's 16, fragment column 8 (m / 2) + i),
+  // i.e. that column's dim, into the dim's Vᵀ row (value_row) at the warp's key chunk.
   uint32_t value_rows[4];
   {
     const int matrix = lane / 8;
-    const int row = warp * kFp8PartRows + (matrix % 2) * 8 + lane % 8;
+    const int key_chunk = 2 * warp + matrix % 2;
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < 4; ++j) {
+      const int row = value_row(decoded_box_dim(16 * j + 8 * (matrix / 2) + lane % 8));
       value_rows[j] = static_cast<uint32_t>(__cvta_generic_to_shared(vtile)) +
-                      static_cast<uint32_t>(KvTile::chunk_offset_bytes(row, 2 * j + matrix / 2));
+                      static_cast<uint32_t>(ValueTile::chunk_offset_bytes(row, key_chunk));
+    }
   }
 #pragma unroll
   for (int b = 0; b < KvTile::kBoxes; ++b) {
@@ -266,11 +269,14 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
       }
     }
     if (b < kValueBoxes) {
-      // The value box: each fragment stored whole (stmatrix_fragment), so the box holds its dims in
-      // the fragments' column order (decoded_box_dim), which P·V carries into Oᵀ's rows and the
-      // epilogue undoes. (Stored as rows of 16 consecutive dims, each word had to be moved or
-      // selected into place: 128 selects a tile.)
+      // The value box: each fragment stored transposed (stmatrix .trans), a row of Vᵀ per dim, in
+      // value_row's places: Oᵀ's rows come out as whole 8-dim blocks (value_order.h), and the
+      // registers go out as the products hold them. (Stored as rows of 16 consecutive dims of V, each
+      // word had to be moved or selected into place: 128 selects a tile.)
       // a4w4 (Rows::kF16Values): V rounded to f16, P·V's operand type (exact for scales 104..140).
+      const auto store = [&](const sm90::WgFragA64x16& x, int j) {
+        sm90::stmatrix_trans_x4(value_rows[j] + b * ValueTile::kBoxBytes, x.x[0], x.x[1], x.x[2], x.x[3]);
+      };
       if constexpr (Rows::kF16Values) {
         sm90::WgFragA64x16 halves[4];
 #pragma unroll
@@ -278,10 +284,10 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
 #pragma unroll
           for (int k = 0; k < 4; ++k) halves[j].x[k] = common::bf16_pair_to_f16_pair(f[j].x[k]);
 #pragma unroll
-        for (int j = 0; j < 4; ++j) sm90::stmatrix_fragment(value_rows[j] + b * KvTile::kBoxBytes, halves[j]);
+        for (int j = 0; j < 4; ++j) store(halves[j], j);
       } else {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) sm90::stmatrix_fragment(value_rows[j] + b * KvTile::kBoxBytes, f[j]);
+        for (int j = 0; j < 4; ++j) store(f[j], j);
       }
     }
 #pragma unroll
@@ -415,14 +421,8 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
 // e4m3_qk_dim (gpu/hopper/e4m3_order.h): the dim at K position p of qk_e4m3's products.
 static_assert(KvTile::kBoxDims == 64 && sm90::kWgK32 == 32, "e4m3_order.h's runs: a box, two K steps");
 
-// The dim at position p (0..63) of a 64-dim box in qk_decoded's column order: K step j = p / 16,
-// column κ = p % 16 of its A fragment holds dim 16 (κ % 8 / 2) + 4 j + 2 (κ / 8) + κ % 2, so each
-// column pair is a pair of adjacent dims. Q is staged in it (decoded_dim) and the value tile is
-// stored in it (qk_decoded), so Oᵀ's row p of a value chunk is that chunk's dim decoded_box_dim(p).
-__device__ __forceinline__ int decoded_box_dim(int p) {
-  const int j = p / sm90::kWgK16, col = p % sm90::kWgK16;
-  return 16 * (col % 8 / 2) + 4 * j + 2 * (col / 8) + col % 2;
-}
+// decoded_box_dim (gpu/hopper/value_order.h): the dim at position p of a box in qk_decoded's K order.
+static_assert(KvTile::kBoxDims == kValueBoxDims);
 // The dim that qk_decoded's products read at position `slot` of Q's K-major row.
 __device__ __forceinline__ int decoded_dim(int slot) {
   return slot / KvTile::kBoxDims * KvTile::kBoxDims + decoded_box_dim(slot % KvTile::kBoxDims);

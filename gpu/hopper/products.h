@@ -102,13 +102,19 @@ __device__ __forceinline__ void rescale_outputs(Acc (&o)[Chunks], const float (&
     for (int l = 0; l < Acc::ne; ++l) o[v].x[l] *= alpha[head_slot(l)];
 }
 
+// Where P·V's A operand (V of the tile) lies: the copy engine's bf16 tile, a row per key, read
+// MN-major; or the decoded kernels' Vᵀ tile (traits.h ValueTile), a row per dim, read K-major.
+enum class ValueLayout { key_rows, dim_rows };
+
 // SkipOnes: rescale_outputs'.
-template <int Chunks, sm90::WgOperand Operand = sm90::WgOperand::bf16, bool SkipOnes = false>
+template <int Chunks, ValueLayout Layout, sm90::WgOperand Operand = sm90::WgOperand::bf16, bool SkipOnes = false>
 __device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[4], const unsigned char* kv,
                                          const unsigned char* p, int first_chunk) {
   constexpr sm90::MnMajorLayout kPLayout{kNumHeads};
+  constexpr bool kKeyRows = Layout == ValueLayout::key_rows;
   rescale_outputs<SkipOnes>(o, alpha);
-  const uint64_t v_desc = sm90::smem_descriptor_sw128(kv, KvTile::kLeading, KvTile::kStride);
+  const uint64_t v_desc = kKeyRows ? sm90::smem_descriptor_sw128(kv, KvTile::kLeading, KvTile::kStride)
+                                   : sm90::smem_descriptor_sw128(kv, ValueTile::kKMajorLeading, ValueTile::kStride);
   const uint64_t p_desc = sm90::smem_descriptor(p, kPLayout.leading_bytes(), kPLayout.stride_bytes());
 #pragma unroll
   for (int v = 0; v < Chunks; ++v) sm90::wgmma_fence_operand(o[v]);
@@ -118,9 +124,12 @@ __device__ __forceinline__ void issue_pv(Acc (&o)[Chunks], const float (&alpha)[
 #pragma unroll
     for (int k = 0; k < kPvSteps; ++k) {
       const int k0 = k * sm90::kWgK16;
-      sm90::wgmma_m64n16k16<true, true, Operand>(
-          o[v], sm90::descriptor_advance(v_desc, KvTile::mn_major_start((first_chunk + v) * sm90::kWgM, k0)),
-          sm90::descriptor_advance(p_desc, kPLayout.offset_bytes(k0, 0)), true);
+      const int chunk = first_chunk + v;
+      const int v_start = kKeyRows ? KvTile::mn_major_start(chunk * sm90::kWgM, k0)
+                                   : ValueTile::k_major_start(chunk * ValueTile::kBoxDims + k0);
+      sm90::wgmma_m64n16k16<kKeyRows, true, Operand>(o[v], sm90::descriptor_advance(v_desc, v_start),
+                                                      sm90::descriptor_advance(p_desc, kPLayout.offset_bytes(k0, 0)),
+                                                      true);
     }
   sm90::wgmma_commit();
 }

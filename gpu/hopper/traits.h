@@ -9,6 +9,7 @@
 #include "gpu/common/args.h"
 #include "gpu/hopper/config.h"
 #include "gpu/hopper/e4m3_order.h"
+#include "gpu/hopper/value_order.h"
 #include "gpu/mma/mma_nvidia.h"
 #include "gpu/sm90/cluster_merge.h"
 #include "gpu/sm90/wgmma.h"
@@ -24,6 +25,10 @@ using problem::kNumHeads;
 using problem::kQkDim;
 using problem::kVDim;
 using KvTile = sm90::Swizzle128Tile<kTileKeys>;
+// The decoded kernels' (a16w8, a16w4, a4w4) value tile: Vᵀ, a row of the tile's 64 keys per dim,
+// read K-major by P·V. In Swizzle128Tile's terms a box is 64 dims (value_row's places: value_order.h)
+// and the K index of key k of box b is 64 b + k.
+using ValueTile = sm90::Swizzle128Tile<kValueBoxDims>;
 using QTile = sm90::Swizzle128Tile<kNumHeads>;
 // Q of Pack packed tokens as one B operand of N = 16 Pack rows (token p's heads in rows 16 p ..).
 template <int Pack>
@@ -97,9 +102,9 @@ static_assert(kNumHeads * kQkDim <= QTile::kBytes && kQkDim % sm90::kWgK32 == 0)
 // the e4m3 value tile and of P.
 
 // The end of a token in the decoded kernels, in each warpgroup's value tile: the half of Oᵀ handed
-// to the other warpgroup (kExchangeBytes: 4 chunks of 8 floats a thread), then the warpgroup's
-// output staged [head][dim] with rows kStagedStride floats apart (256 dims + 4: a row 4 banks on
-// from the last, 16-byte aligned).
+// to the other warpgroup (kExchangeBytes: 4 chunks of 8 floats a thread), then (the all-fp8
+// kernels, whose Oᵀ rows are in the K order) the warpgroup's output staged [head][dim] with rows
+// kStagedStride floats apart (256 dims + 4: a row 4 banks on from the last, 16-byte aligned).
 constexpr int kExchangeBytes = (kVDim / 2 / sm90::kWgM) * Acc::ne * sm90::kWarpgroupThreads * sizeof(float);
 constexpr int kStagedStride = kVDim / 2 + 4;
 static_assert(kExchangeBytes + kNumHeads * kStagedStride * sizeof(float) <= kFp8ValueBytes && kStagedStride % 4 == 0,
@@ -171,8 +176,9 @@ __device__ __forceinline__ int mx_scale_span(int skew, int rows) { return (skew 
 //   stage  bf16: kStages tiles of kTileKeys cache rows in KvTile layout;
 //          fp8: the ring of kFp8RingParts parts of kFp8PartRows raw rows (576 bytes each);
 //          MXFP4: the ring of kMxfp4RingParts parts of kFp8PartRows code rows and their scale slot
-//   value  fp8, MXFP4: per warpgroup, the bf16 value tile of its latest tile (KvTile layout, boxes 0..7;
-//          the all-fp8 recipes: Vᵀ's e4m3 codes in e4m3_layout, a region of kE4m3ValueRegionBytes)
+//   value  fp8, MXFP4: per warpgroup, the bf16 (a4w4 f16) value tile of its latest tile (ValueTile: Vᵀ,
+//          boxes 0..7; the all-fp8 recipes: Vᵀ's e4m3 codes in e4m3_layout, a region of
+//          kE4m3ValueRegionBytes)
 //   q      Q of the current token in QTile layout (16 rows; fp8: dims permuted as the A fragments)
 //   p      per warpgroup: P of its latest tile, [64 keys][16 heads] bf16 (Oᵀ's B operand, MN-major;
 //          a4w4 f16; the all-fp8 recipes e4m3 codes [16 heads][64 keys] K-major in e4m3_layout)

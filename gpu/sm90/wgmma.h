@@ -396,22 +396,6 @@ __device__ __forceinline__ void wgmma_m64n16k32_e4m3_rs(WgTileC64x16& d, const W
 #endif
 }
 
-// A warp's 16 x 16 part of an A fragment (WgFragA64x16) stored to shared memory whole, one
-// stmatrix .x4: matrix i (rows 0..7 or 8..15, columns 0..7 or 8..15 as register i holds them) goes
-// to the eight 16-byte rows whose shared addresses lanes 8 i .. 8 i + 7 give, row by row. No register
-// moves: a 16-byte store of one row needs words that lie in different fragment registers.
-__device__ __forceinline__ void stmatrix_fragment(uint32_t row_address, const WgFragA64x16& a) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(row_address),
-               "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3])
-               : "memory");
-#else
-  (void)row_address;
-  (void)a;
-  __trap();  // compiled for sm_90a only (gpu/CMakeLists.txt)
-#endif
-}
-
 // Four 8 x 8 matrices of 16-bit elements stored transposed, one stmatrix .x4 .trans: register i of
 // each lane holds elements (lane / 4, 2 (lane % 4)) and (lane / 4, 2 (lane % 4) + 1) of matrix i, low
 // half first; the 16-byte memory row whose shared address lane 8 i + r gives receives column r of
