@@ -32,8 +32,6 @@ enum class StampPoint : int {
                 // barrier of the exchange, whose wait is the other warpgroup's last tile)
   exchanged,    // decoded kernels: the two warpgroups' partials added, l reduced (else = tiles_done)
   quotients,    // fl32(acc / l) of every element (the output's values, before any store)
-  out_staged,   // decoded kernels only: the warpgroup's output staged in shared memory (its barrier
-                // after)
   out_issued,   // the output's or partial's global stores issued by thread 0 (before the barrier)
   stored,       // the token's output or partial and its LSE written (the consumers' barrier after)
   merged,       // split-K in a cluster: the token's merge done (else = stored)
@@ -48,8 +46,8 @@ inline constexpr int kStampPoints = static_cast<int>(StampPoint::count);
 inline constexpr int kStampBlocks = 1024;
 
 inline constexpr std::array<std::string_view, kStampPoints> kStampPointNames{
-    "entry",     "ready",      "started",    "q_staged", "first_box", "tiles_done", "halves_met", "exchanged",
-    "quotients", "out_staged", "out_issued", "stored",   "merged",    "exit",       "entry_ns",   "exit_ns"};
+    "entry",     "ready",      "started", "q_staged", "first_box", "tiles_done", "halves_met", "exchanged",
+    "quotients", "out_issued", "stored",  "merged",   "exit",      "entry_ns",   "exit_ns"};
 static_assert(!kStampPointNames.back().empty(), "a name for every StampPoint");
 
 constexpr std::string_view stamp_point_name(StampPoint p) { return kStampPointNames[static_cast<std::size_t>(p)]; }

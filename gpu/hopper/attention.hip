@@ -867,8 +867,12 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       // each of them).
       // Element (v, l) of this thread: head Acc::get_j(l), value dim (wg · kVChunks + v) · 64 +
       // out_dim(Acc::get_i(l)): Oᵀ's rows in dim order (bf16), or in value_row's (the decoded
-      // kernels' Vᵀ tile: value_order.h), where 8 lanes of a head still cover one 32-byte sector.
-      const auto out_dim = [](int row) { return kFp8 && !kE4m3Pv ? value_dim(row) : row; };
+      // kernels' Vᵀ tiles: value_order.h), where 8 lanes of a head still cover one 32-byte sector.
+      // (In qk_decoded's K order, as the decoded kernels' value tiles held them until 2026-12-06, a
+      // head's 8 lanes held dims in pairs 16 apart and each warp store touched four times the
+      // sectors: 4 x 8192 a16w4 25.7 -> 28.4 µs, device run 1 of 2026-12-03's fifth session; the
+      // output was then staged in shared memory first.)
+      const auto out_dim = [](int row) { return kFp8 ? value_dim(row) : row; };
       auto store_all = [&](auto&& store) {
   #pragma unroll
         for (int v = 0; v < kVChunks; ++v)
@@ -876,45 +880,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
           for (int l = 0; l < Acc::ne; ++l)
             store(Acc::get_j(l) * kVDim + (wg * kVChunks + v) * sm90::kWgM + out_dim(Acc::get_i(l)), out_o[v].x[l]);
       };
-      if constexpr (kE4m3Pv) {
-        // The all-fp8 kernels' Oᵀ rows are their e4m3 value tile's dims in qk_decoded's K order: a
-        // warp's 8 lanes of a head hold dims in pairs 16 apart, so stored from registers each warp
-        // store touched four times the 32-byte sectors (4 x 8192 a16w4 25.7 -> 28.4 µs, device run 1
-        // of 2026-12-03's fifth session, when a16w4 had that order too). So the warpgroup stages its
-        // half of the token's output in its value tile past the exchange above, [head][dim] in dim
-        // order, and stores 16-byte rows.
-        float* staged = reinterpret_cast<float*>(own_v + kExchangeBytes);
-  #pragma unroll
-        for (int v = 0; v < kVChunks; ++v)
-  #pragma unroll
-          for (int l = 0; l < Acc::ne; ++l)
-            staged[Acc::get_j(l) * kStagedStride + v * sm90::kWgM + decoded_box_dim(Acc::get_i(l))] = out_o[v].x[l];
-        warpgroup_sync(wg);
-        stamp(StampPoint::out_staged, tokens_done == 0);
-        constexpr int kDims = kVChunks * sm90::kWgM;  // 256: this warpgroup's value dims
-        const int64_t dim0 = static_cast<int64_t>(wg) * kDims;
-        if (w.single_pass) {
-          uint16_t* dst = a.out + token * kNumHeads * kVDim + dim0;
-          for (int c = wg_tid; c < kNumHeads * kDims / 8; c += sm90::kWarpgroupThreads) {
-            const int h = c / (kDims / 8), d = 8 * (c % (kDims / 8));
-            const float4 x = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d);
-            const float4 y = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d + 4);
-            const auto bf = [](float lo, float hi) { return common::pack_bf16(quant::f32_to_bf16(lo), quant::f32_to_bf16(hi)); };
-            *reinterpret_cast<uint4*>(dst + h * kVDim + d) = uint4{bf(x.x, x.y), bf(x.z, x.w), bf(y.x, y.y), bf(y.z, y.w)};
-          }
-        } else {
-          float* dst = a.part_o + (part_base + i * w.splits + w.split) * kNumHeads * kVDim + dim0;
-          const bool bf16_partial = a.partial == problem::PartialFormat::bf16;
-          for (int c = wg_tid; c < kNumHeads * kDims / 4; c += sm90::kWarpgroupThreads) {
-            const int h = c / (kDims / 4), d = 4 * (c % (kDims / 4));
-            float4 x = *reinterpret_cast<const float4*>(staged + h * kStagedStride + d);
-            if (bf16_partial)
-              x = float4{common::round_to_bf16(x.x), common::round_to_bf16(x.y), common::round_to_bf16(x.z),
-                         common::round_to_bf16(x.w)};
-            *reinterpret_cast<float4*>(dst + h * kVDim + d) = x;
-          }
-        }
-      } else if (w.single_pass) {
+      if (w.single_pass) {
         uint16_t* dst = a.out + token * kNumHeads * kVDim;
         store_all([&](int at, float x) { dst[at] = quant::f32_to_bf16(x); });
       } else {

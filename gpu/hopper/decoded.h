@@ -179,10 +179,11 @@ struct Mxfp4Rows {
 // register (i, h); as matrix 2 i + h of a stmatrix .trans those elements lie in column 2 t + c, row
 // g, so memory row 2 t + c of the matrix gets that dim's codes of the warp's 16 keys in
 // e4m3_key_position's order. The matrix's 8 rows are box positions 16 i + 8 h + 2 t + c, whose dims
-// are decoded_box_dim's (qk_decoded's K order, in which the epilogue stages Oᵀ's rows).
-// rows_address: this lane's row (lane % 8) of matrix lane / 8 of the box's first four groups of 8
-// dims (the second stmatrix: the next four groups).
-__device__ __forceinline__ void store_e4m3_value_box(const uint4 (&w)[2], uint32_t rows_address) {
+// are decoded_box_dim's; each goes to its dim's Vᵀ row, value_row (value_order.h), as qk_decoded's
+// bf16 value rows do. rows_address[s]: this lane's row (lane % 8) of matrix lane / 8 of stmatrix s
+// (s = 0: box positions 0 .. 31; s = 1: 32 .. 63), in box 0.
+__device__ __forceinline__ void store_e4m3_value_box(const uint4 (&w)[2], const uint32_t (&rows_address)[2],
+                                                     uint32_t box_offset) {
   const uint32_t g_row[4] = {w[0].x, w[0].y, w[0].z, w[0].w};
   const uint32_t g8_row[4] = {w[1].x, w[1].y, w[1].z, w[1].w};
   uint32_t m[8];
@@ -193,8 +194,8 @@ __device__ __forceinline__ void store_e4m3_value_box(const uint4 (&w)[2], uint32
     asm("prmt.b32 %0, %1, %2, 0x5140;\n" : "=r"(m[2 * i]) : "r"(g_row[i]), "r"(g8_row[i]));
     asm("prmt.b32 %0, %1, %2, 0x7362;\n" : "=r"(m[2 * i + 1]) : "r"(g_row[i]), "r"(g8_row[i]));
   }
-  sm90::stmatrix_trans_x4(rows_address, m[0], m[1], m[2], m[3]);
-  sm90::stmatrix_trans_x4(rows_address + 4 * e4m3_layout().stride_bytes(), m[4], m[5], m[6], m[7]);
+  sm90::stmatrix_trans_x4(rows_address[0] + box_offset, m[0], m[1], m[2], m[3]);
+  sm90::stmatrix_trans_x4(rows_address[1] + box_offset, m[4], m[5], m[6], m[7]);
 }
 
 // Sᵀ = K Qᵀ of an fp8 or MXFP4 tile, K from this thread's decoded codes (`rows`: Fp8Rows, Mxfp4Rows)
@@ -349,9 +350,12 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
   sm90::wgmma_wait<0>();  // this warpgroup's previous P·V reads the value tile rewritten below
   const uint64_t q_desc = sm90::smem_descriptor(sq, e4m3_q_layout().leading_bytes(), e4m3_q_layout().stride_bytes());
   const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
-  const uint32_t e4m3_rows = static_cast<uint32_t>(__cvta_generic_to_shared(vtile)) +
-                             static_cast<uint32_t>(e4m3_layout().offset_bytes(lane / 8 * sm90::kCoreRows + lane % 8,
-                                                                              warp * kFp8PartRows));
+  uint32_t e4m3_rows[2];  // store_e4m3_value_box's: box position lane (+ 32) in its dim's Vᵀ row
+#pragma unroll
+  for (int half = 0; half < 2; ++half)
+    e4m3_rows[half] =
+        static_cast<uint32_t>(__cvta_generic_to_shared(vtile)) +
+        static_cast<uint32_t>(e4m3_layout().offset_bytes(value_row(decoded_box_dim(32 * half + lane)), warp * kFp8PartRows));
   Acc sums[2];
   const auto promote = [&](int b) {  // kE4m3PromoteScores: box b's products are done, its sum into s
     sm90::wgmma_fence_operand(sums[b % 2]);
@@ -381,8 +385,8 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
       frag[b][h].x[3] = g8_row[2 * h + 1];
     }
     if (b < kValueBoxes)
-      store_e4m3_value_box(codes[b], e4m3_rows + static_cast<uint32_t>(b * (KvTile::kBoxDims / sm90::kCoreRows) *
-                                                                       e4m3_layout().stride_bytes()));
+      store_e4m3_value_box(codes[b], e4m3_rows,
+                           static_cast<uint32_t>(b * (KvTile::kBoxDims / sm90::kCoreRows) * e4m3_layout().stride_bytes()));
 #pragma unroll
     for (int c = 0; c < 2; ++c) sm90::wgmma_fence_operand(sums[c]);
     sm90::wgmma_fence();

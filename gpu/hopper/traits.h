@@ -84,7 +84,7 @@ constexpr int kFp8ValueBytes = kValueBoxes * KvTile::kBoxBytes;  // 64 KB
 static_assert(kFp8Parts == sm90::kWarpgroupWarps, "one part per warp of the tile's owner");
 // The all-fp8 recipes' P·V on the e4m3 product (kE4m3Pv in attention.hip), which reads both of
 // its operands K-major only (PTX: no transposed form for 8-bit types): the value tile is Vᵀ, 512
-// rows (a box's 64 dims in decoded_box_dim's order, box after box) x the tile's 64 keys of e4m3
+// rows (a box's 64 dims in value_row's places, box after box) x the tile's 64 keys of e4m3
 // codes in KMajorLayout8 (core matrices of 8 dims x 16 keys, 32 KB), stored by stmatrix .trans of
 // code-byte pairs (qk_decoded), so that a warp's 16 keys lie in one core-matrix column in the
 // order e4m3_key_position gives; P is [16 heads][64 keys] e4m3 codes in the same layout and order.
@@ -102,18 +102,13 @@ static_assert(kNumHeads * kQkDim <= QTile::kBytes && kQkDim % sm90::kWgK32 == 0)
 // the e4m3 value tile and of P.
 
 // The end of a token in the decoded kernels, in each warpgroup's value tile: the half of Oᵀ handed
-// to the other warpgroup (kExchangeBytes: 4 chunks of 8 floats a thread), then (the all-fp8
-// kernels, whose Oᵀ rows are in the K order) the warpgroup's output staged [head][dim] with rows
-// kStagedStride floats apart (256 dims + 4: a row 4 banks on from the last, 16-byte aligned).
+// to the other warpgroup (kExchangeBytes: 4 chunks of 8 floats a thread).
 constexpr int kExchangeBytes = (kVDim / 2 / sm90::kWgM) * Acc::ne * sm90::kWarpgroupThreads * sizeof(float);
-constexpr int kStagedStride = kVDim / 2 + 4;
-static_assert(kExchangeBytes + kNumHeads * kStagedStride * sizeof(float) <= kFp8ValueBytes && kStagedStride % 4 == 0,
-              "the exchange and the staged output fit in a value tile");
+static_assert(kExchangeBytes <= kFp8ValueBytes, "the exchange fits in a value tile");
 static_assert(kFp8PartBytes % 16 == 0 && kFp8RowBytes % 16 == 0, "bulk copies move 16-byte multiples");
-// An e4m3 value tile's region (kE4m3Pv): the tile, or at a token's end the exchange and the staged
-// output (above), in whole 1024-byte swizzle periods so that the next region stays aligned.
-constexpr int kE4m3ValueRegionBytes =
-    (std::max<int>(kE4m3ValueBytes, kExchangeBytes + kNumHeads * kStagedStride * sizeof(float)) + 1023) / 1024 * 1024;
+// An e4m3 value tile's region (kE4m3Pv): the tile, or at a token's end the exchange (above), in
+// whole 1024-byte swizzle periods so that the next region stays aligned.
+constexpr int kE4m3ValueRegionBytes = (std::max<int>(kE4m3ValueBytes, kExchangeBytes) + 1023) / 1024 * 1024;
 
 // MXFP4 tiles (a16w4): parts of kFp8PartRows rows as well, each 288 code bytes (plain bulk copies),
 // then a slot for the part's scale bytes. A scale row is 18 bytes, so rows lie 2 bytes apart of

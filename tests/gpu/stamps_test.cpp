@@ -123,12 +123,12 @@ TEST(GpuKernelStamps, EveryHopperBlockStampsItsPointsInTheOrderItPassesThem) {
                                       StampPoint::exit_ns})
           EXPECT_NE(w[static_cast<int>(must)], 0u) << stamp_point_name(must);
         // A token's points: all or none (a persistent block may take no item); the decoded kernels'
-        // own (the warpgroups' exchange, the staged output) in those kernels only.
+        // own (the warpgroups' exchange) in those kernels only.
         const bool token = w[static_cast<int>(StampPoint::q_staged)] != 0;
         const bool decoded = s->recipe.kv != problem::KvFormat::bf16;
         for (int k = static_cast<int>(StampPoint::q_staged); k <= static_cast<int>(StampPoint::merged); ++k) {
           const auto point = static_cast<StampPoint>(k);
-          const bool decoded_only = point == StampPoint::halves_met || point == StampPoint::out_staged;
+          const bool decoded_only = point == StampPoint::halves_met;
           EXPECT_EQ(w[k] != 0, token && (decoded || !decoded_only)) << stamp_point_name(point);
         }
         tokens_checked += token ? 1 : 0;
