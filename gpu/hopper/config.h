@@ -89,9 +89,17 @@ inline constexpr int kBalancedOverheadTiles = 4;
 // split-K is the faster schedule, 1-9 % slower (bs4_kv1024 a8w8 23.3 -> 25.2, a8w8-static 21.7 ->
 // 23.8; device calls 3-4).
 inline constexpr int kE4m3BalancedOverheadTiles = 6;
+// a16w4 (MXFP4 KV, bf16 P): 3, once the decoded kernels' epilogue stored from registers (2ad9c17).
+// Swept 3 / 4 / 5 on every layout case, twice (H100, device calls 3 and 5 of 2026-12-06's nineteenth
+// session): 3 faster on each ragged case (ragged_bs32_kv4096 26.0-26.3 -> 24.7-25.1 µs,
+// ragged_bs64_kv8192 44.7-45.2 -> 43.2-43.7, ragged_bs256_kv4096 88.5-88.7 -> 86.8-87.2), within 0.5 %
+// on the paged ones, 1.4 % slower at most on a uniform one (where split-K is faster). a16w8 and a4w4
+// keep 4: 3 was 8 % slower for a16w8 at ragged_bs256 and 2 % for a4w4.
+inline constexpr int kMxfp4BalancedOverheadTiles = 3;
 constexpr int balanced_overhead_tiles(problem::KvFormat kv, problem::PFormat p) {
-  return kv == problem::KvFormat::fp8 && p == problem::PFormat::fp8 ? kE4m3BalancedOverheadTiles
-                                                                      : kBalancedOverheadTiles;
+  if (kv == problem::KvFormat::fp8 && p == problem::PFormat::fp8) return kE4m3BalancedOverheadTiles;
+  if (kv == problem::KvFormat::mxfp4 && p == problem::PFormat::bf16) return kMxfp4BalancedOverheadTiles;
+  return kBalancedOverheadTiles;
 }
 // The persistent schedule's work items per SM for a uniform batch (gpu/fast/split_rule.h
 // persistent_chunk_keys): the mma family's measured choice (data/tunables/fast.def

@@ -279,25 +279,27 @@ TEST(GpuRegistry, SplitPlansFollowTheDevicesMultiprocessors) {
 }
 
 // The hopper balanced plan's request overhead is the kernel's (gpu/hopper/config.h
-// balanced_overhead_tiles): the all-fp8 kernels' 6, the others' 4, unless bench --overheads sets
-// one; the emulation takes the same plan.
+// balanced_overhead_tiles): the all-fp8 kernels' 6, a16w4's 3, the others' 4, unless bench
+// --overheads sets one; the emulation takes the same plan.
 TEST(GpuRegistry, HopperBalancedOverheadIsTheKernels) {
   const problem::Batch batch = problem::Batch::uniform(32, 4096);
-  int e4m3 = 0, other = 0;
+  int e4m3 = 0, a16w4 = 0, other = 0;
   for (const Strategy& s : strategies()) {
     if (s.family->id != FamilyId::hopper || s.schedule != Schedule::persistent) continue;
     SCOPED_TRACE(s.name);
     const bool all_fp8 = s.recipe.kv == problem::KvFormat::fp8 && s.recipe.p == problem::PFormat::fp8;
-    (all_fp8 ? e4m3 : other) += 1;
+    const bool mxfp4_bf16_p = s.recipe.kv == problem::KvFormat::mxfp4 && s.recipe.p == problem::PFormat::bf16;
+    (all_fp8 ? e4m3 : mxfp4_bf16_p ? a16w4 : other) += 1;
     const problem::SplitPlan plan = s.emulated_plan(batch, 132);
     ASSERT_TRUE(plan.is_balanced());
-    EXPECT_EQ(plan.overhead_units, all_fp8 ? 6 : 4);
+    EXPECT_EQ(plan.overhead_units, all_fp8 ? 6 : mxfp4_bf16_p ? 3 : 4);
     Strategy swept = s;
     swept.tunables.balanced_overhead = 2;
     EXPECT_EQ(swept.emulated_plan(batch, 132).overhead_units, 2);
   }
   EXPECT_EQ(e4m3, 3) << "a8w8, a8w8-static, a8w8-cast";
-  EXPECT_GE(other, 4) << "a16w16, a16w8, a16w4, a4w4";
+  EXPECT_EQ(a16w4, 1) << "a16w4";
+  EXPECT_GE(other, 3) << "a16w16, a16w8, a4w4";
 }
 
 TEST(GpuRegistry, LaunchWithoutARuntimeSaysSo) {
