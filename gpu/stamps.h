@@ -35,6 +35,8 @@ enum class StampPoint : int {
   out_issued,   // the output's or partial's global stores issued by thread 0 (before the barrier)
   stored,       // the token's output or partial and its LSE written (the consumers' barrier after)
   merged,       // split-K in a cluster: the token's merge done (else = stored)
+  next_staged,  // Q of the block's second token in shared memory (a persistent block's next piece, or
+                // the next query token of a request: what a token's end costs the one after it)
   exit,         // thread 0 leaves the kernel (every token of the block done)
   entry_ns,     // the global timer at entry
   exit_ns,      // the global timer at exit
@@ -46,8 +48,8 @@ inline constexpr int kStampPoints = static_cast<int>(StampPoint::count);
 inline constexpr int kStampBlocks = 1024;
 
 inline constexpr std::array<std::string_view, kStampPoints> kStampPointNames{
-    "entry",     "ready",      "started", "q_staged", "first_box", "tiles_done", "halves_met", "exchanged",
-    "quotients", "out_issued", "stored",  "merged",   "exit",      "entry_ns",   "exit_ns"};
+    "entry",     "ready",      "started", "q_staged", "first_box",   "tiles_done", "halves_met", "exchanged",
+    "quotients", "out_issued", "stored",  "merged",   "next_staged", "exit",       "entry_ns",   "exit_ns"};
 static_assert(!kStampPointNames.back().empty(), "a name for every StampPoint");
 
 constexpr std::string_view stamp_point_name(StampPoint p) { return kStampPointNames[static_cast<std::size_t>(p)]; }

@@ -374,6 +374,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     fence_to_async();
     consumer_sync();
     stamp(StampPoint::q_staged, tokens_done == 0);
+    stamp(StampPoint::next_staged, tokens_done == 1);
 
     // Each token's running max and sum of this thread's four heads.
     float m_run_all[Pack][4], l_run_all[Pack][4];

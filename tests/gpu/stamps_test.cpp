@@ -98,7 +98,7 @@ TEST(GpuKernelStamps, EveryHopperBlockStampsItsPointsInTheOrderItPassesThem) {
   if (const auto reason = unavailable_reason()) GTEST_SKIP() << *reason;
   if (!kernel_stamps_built()) GTEST_SKIP() << "built without the kernel stamps (-DMLACHECK_HOPPER_STAMPS=ON)";
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
-  int blocks_checked = 0, tokens_checked = 0;
+  int blocks_checked = 0, tokens_checked = 0, second_tokens = 0;
   // bf16 split-K (fused in a cluster where the case splits 2..8), the decoded and all-fp8 kernels,
   // and the persistent schedule (blocks that may take no item).
   for (const char* name : {"a16w16/split-k/hopper", "a16w8/split-k/hopper", "a8w8/split-k/hopper",
@@ -132,6 +132,10 @@ TEST(GpuKernelStamps, EveryHopperBlockStampsItsPointsInTheOrderItPassesThem) {
           EXPECT_EQ(w[k] != 0, token && (decoded || !decoded_only)) << stamp_point_name(point);
         }
         tokens_checked += token ? 1 : 0;
+        // The second token's Q: only after a first one (the q_len 4 cases give split-K blocks several).
+        const bool second = w[static_cast<int>(StampPoint::next_staged)] != 0;
+        EXPECT_TRUE(token || !second);
+        second_tokens += second ? 1 : 0;
         uint64_t last = 0;
         for (int k = 0; k <= static_cast<int>(StampPoint::exit); ++k) {
           if (w[k] == 0) continue;
@@ -146,6 +150,7 @@ TEST(GpuKernelStamps, EveryHopperBlockStampsItsPointsInTheOrderItPassesThem) {
     });
   }
   EXPECT_GT(tokens_checked, 0);
+  EXPECT_GT(second_tokens, 0) << "no block stamped its second token's Q";
   EXPECT_GT(blocks_checked, 0);
 #endif
 }
