@@ -55,9 +55,10 @@
 // The A fragments are stored as they are by stmatrix .trans, each column (a dim) into the Vᵀ row
 // value_row places it at (gpu/hopper/value_order.h): Oᵀ's rows come out as whole 8-dim blocks, so
 // the epilogue stores from registers, 8 lanes of a head on one 32-byte sector, as the bf16 kernel's.
-// (In the K order, as the all-fp8 kernels' e4m3 tile still holds them, the output is staged in shared
-// memory first: 6.5 k cycles a token's epilogue against bf16's 3.4 k, H100 stamps of device call 5
-// of 2026-12-06's eighteenth session.) In these kernels the owner
+// The all-fp8 kernels' e4m3 Vᵀ rows are placed the same way (store_e4m3_value_box). (With the rows in
+// the K order the output was staged in shared memory first: a token's epilogue 6.5 k cycles, now
+// 5.3 k, bf16's 3.5 k; H100 stamps of device call 5 of 2026-12-06's eighteenth session and call 2 of
+// the nineteenth.) In these kernels the owner
 // publishes α and m' as soon as its tile's maxima are reduced, before the exps, and l is kept as
 // each thread's partial sum (of its own p, rescaled by every tile's α), summed over all threads at
 // the token's end: the other warpgroup's softmax step waits only for the maxima, and the row sums
