@@ -19,8 +19,11 @@ std::string stamps_text(const std::vector<gpu::StampSpread>& spreads) {
   for (const gpu::StampSpread& s : spreads) {
     if (s.blocks == 0) continue;
     std::string& line = ns_point(s.point) ? ns : cycles;
-    line += fmt::format("{}{} {} [{}, {}]{}", line.empty() ? "" : " · ", gpu::stamp_point_name(s.point), s.median,
-                        s.p10, s.p90, s.blocks < blocks ? fmt::format(" ({} blocks)", s.blocks) : "");
+    // next_staged counts from the block's first token's end (gpu/stamps.h), the others from its entry.
+    const bool after_merged = s.point == gpu::StampPoint::next_staged;
+    line += fmt::format("{}{}{} {} [{}, {}]{}", line.empty() ? "" : " · ", gpu::stamp_point_name(s.point),
+                        after_merged ? " (after merged)" : "", s.median, s.p10, s.p90,
+                        s.blocks < blocks ? fmt::format(" ({} blocks)", s.blocks) : "");
   }
   return fmt::format("    stamps of {} blocks, cycles after the block's entry, median [p10, p90]: {}\n"
                      "    ns after the first block's entry: {}\n",
@@ -32,7 +35,11 @@ nlohmann::json stamps_json(const std::vector<gpu::StampSpread>& spreads) {
   for (const gpu::StampSpread& s : spreads)
     j[std::string(gpu::stamp_point_name(s.point))] = {{"blocks", s.blocks}, {"p10", s.p10},
                                                       {"median", s.median}, {"p90", s.p90},
-                                                      {"unit", ns_point(s.point) ? "ns" : "cycles"}};
+                                                      {"unit", ns_point(s.point) ? "ns" : "cycles"},
+                                                      {"from", ns_point(s.point) ? "first block's entry"
+                                                               : s.point == gpu::StampPoint::next_staged
+                                                                   ? "merged"
+                                                                   : "block's entry"}};
   return j;
 }
 

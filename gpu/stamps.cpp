@@ -46,7 +46,10 @@ std::vector<StampSpread> summarize_stamps(const std::vector<uint64_t>& raw) {
       const uint64_t entry = word(b, StampPoint::entry);
       const uint64_t at = word(b, p);
       if (entry == 0 || at == 0) continue;  // a block that did not run, or did not reach the point
-      const uint64_t origin = ns_point ? first_entry_ns : entry;
+      // next_staged counts from the same block's first token's end (merged): what a token's end costs
+      // the next one.
+      const uint64_t origin = ns_point ? first_entry_ns : p == StampPoint::next_staged ? word(b, StampPoint::merged) : entry;
+      if (p == StampPoint::next_staged && origin == 0) continue;
       if (at < origin)
         throw std::invalid_argument("kernel stamps: block " + std::to_string(b) + "'s " +
                                     std::string(stamp_point_name(p)) + " precedes its origin (" +

@@ -36,7 +36,8 @@ enum class StampPoint : int {
   stored,       // the token's output or partial and its LSE written (the consumers' barrier after)
   merged,       // split-K in a cluster: the token's merge done (else = stored)
   next_staged,  // Q of the block's second token in shared memory (a persistent block's next piece, or
-                // the next query token of a request: what a token's end costs the one after it)
+                // the next query token of a request); summarized from the block's `merged`, not its
+                // entry: what a token's end costs the one after it
   exit,         // thread 0 leaves the kernel (every token of the block done)
   entry_ns,     // the global timer at entry
   exit_ns,      // the global timer at exit

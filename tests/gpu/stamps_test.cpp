@@ -81,6 +81,27 @@ TEST(StampsSummary, APointSomeBlocksNeverReachedCountsOnlyThoseThatDid) {
   EXPECT_EQ(cli::stamps_json(s)["entry_ns"]["unit"], "ns");
 }
 
+// next_staged counts from the same block's merged (its first token's end), not from its entry; a
+// block of one token has none.
+TEST(StampsSummary, TheSecondTokensQCountsFromTheFirstTokensEnd) {
+  std::vector<uint64_t> raw;
+  std::vector<uint64_t> two = block(1'000, 10, StampPoint::count, 1, 2);  // next_staged 10 after merged
+  std::vector<uint64_t> later = block(5'000, 10, StampPoint::count, 1, 2);
+  later[static_cast<int>(StampPoint::next_staged)] = later[static_cast<int>(StampPoint::merged)] + 300;
+  later[static_cast<int>(StampPoint::exit)] = later[static_cast<int>(StampPoint::next_staged)] + 10;
+  std::vector<uint64_t> one = block(9'000, 10, StampPoint::count, 1, 2);
+  one[static_cast<int>(StampPoint::next_staged)] = 0;
+  for (const auto& b : {two, later, one}) raw.insert(raw.end(), b.begin(), b.end());
+  const std::vector<StampSpread> s = summarize_stamps(raw);
+  const StampSpread& next = spread_of(s, StampPoint::next_staged);
+  EXPECT_EQ(next.blocks, 2);
+  EXPECT_EQ(next.p10, 10);
+  EXPECT_EQ(next.p90, 300);
+  EXPECT_EQ(spread_of(s, StampPoint::merged).median, 10 * static_cast<int>(StampPoint::merged));
+  EXPECT_NE(cli::stamps_text(s).find("next_staged (after merged) "), std::string::npos) << cli::stamps_text(s);
+  EXPECT_EQ(cli::stamps_json(s)["next_staged"]["from"], "merged");
+}
+
 TEST(StampsSummary, NoBlockStampedSaysSo) {
   const std::vector<StampSpread> s = summarize_stamps(std::vector<uint64_t>(4 * kStampPoints, 0));
   for (const StampSpread& p : s) EXPECT_EQ(p.blocks, 0);
