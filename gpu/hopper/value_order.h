@@ -1,6 +1,7 @@
 #pragma once
-// Where the decoded hopper kernels (a16w8, a16w4, a4w4: bf16 or f16 P·V) put a value box's dims:
-// host and device, so that tests/gpu/value_order_test.cpp checks the orders' promises on the host.
+// Where the decoded hopper kernels (a16w8, a16w4, a4w4 with bf16 or f16 P·V; the all-fp8 recipes with
+// their e4m3 value tile alike) put a value box's dims: host and device, so that
+// tests/gpu/value_order_test.cpp checks the orders' promises on the host.
 //
 // qk_decoded's K order (decoded_box_dim) comes from the decode: a thread holds 16 consecutive dims
 // of its two rows (one 16-byte load of codes), so a K step's 16 columns are dims 16 apart. The
