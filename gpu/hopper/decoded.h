@@ -234,7 +234,7 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
     const int key_chunk = 2 * warp + matrix % 2;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const int row = value_row(decoded_box_dim(16 * j + 8 * (matrix / 2) + lane % 8));
+      const int row = value_row_at(kDecodedKStep * j + 8 * (matrix / 2) + lane % 8);
       value_rows[j] = static_cast<uint32_t>(__cvta_generic_to_shared(vtile)) +
                       static_cast<uint32_t>(ValueTile::chunk_offset_bytes(row, key_chunk));
     }
@@ -355,7 +355,7 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
   for (int half = 0; half < 2; ++half)
     e4m3_rows[half] =
         static_cast<uint32_t>(__cvta_generic_to_shared(vtile)) +
-        static_cast<uint32_t>(e4m3_layout().offset_bytes(value_row(decoded_box_dim(32 * half + lane)), warp * kFp8PartRows));
+        static_cast<uint32_t>(e4m3_layout().offset_bytes(value_row_at(32 * half + lane), warp * kFp8PartRows));
   Acc sums[2];
   const auto promote = [&](int b) {  // kE4m3PromoteScores: box b's products are done, its sum into s
     sm90::wgmma_fence_operand(sums[b % 2]);
@@ -426,7 +426,7 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
 static_assert(KvTile::kBoxDims == 64 && sm90::kWgK32 == 32, "e4m3_order.h's runs: a box, two K steps");
 
 // decoded_box_dim (gpu/hopper/value_order.h): the dim at position p of a box in qk_decoded's K order.
-static_assert(KvTile::kBoxDims == kValueBoxDims);
+static_assert(KvTile::kBoxDims == kValueBoxDims && sm90::kWgK16 == kDecodedKStep);
 // The dim that qk_decoded's products read at position `slot` of Q's K-major row.
 __device__ __forceinline__ int decoded_dim(int slot) {
   return slot / KvTile::kBoxDims * KvTile::kBoxDims + decoded_box_dim(slot % KvTile::kBoxDims);

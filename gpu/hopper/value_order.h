@@ -18,12 +18,13 @@ namespace mlacheck::gpu::hopper {
 
 inline constexpr int kValueBoxDims = 64;  // a value box: one 64-dim chunk of Oᵀ
 inline constexpr int kDimBlock = 8;       // 8 float32 dims: a 32-byte sector
+inline constexpr int kDecodedKStep = 16;  // a 16-bit wgmma's K step (sm90::kWgK16; decoded.h checks)
 
 // The dim at position p (0..63) of a 64-dim box in qk_decoded's K order: K step j = p / 16, column
 // κ = p % 16 of its A fragment holds dim 16 (κ % 8 / 2) + 4 j + 2 (κ / 8) + κ % 2, so each column
 // pair is a pair of adjacent dims (the decode's bf16 pairs). Q is staged in this order.
 MLACHECK_HD constexpr int decoded_box_dim(int p) {
-  const int j = p / 16, col = p % 16;
+  const int j = p / kDecodedKStep, col = p % kDecodedKStep;
   return 16 * (col % 8 / 2) + 4 * j + 2 * (col / 8) + col % 2;
 }
 
@@ -33,6 +34,8 @@ MLACHECK_HD constexpr int value_row(int dim) {
   const int block = dim / kDimBlock;
   return kDimBlock * block + (dim % kDimBlock + 2 * (block / 2)) % kDimBlock;
 }
+// The Vᵀ row that position p of qk_decoded's K order goes to: where a stored fragment column lands.
+MLACHECK_HD constexpr int value_row_at(int p) { return value_row(decoded_box_dim(p)); }
 MLACHECK_HD constexpr int value_dim(int row) {
   const int block = row / kDimBlock;
   return kDimBlock * block + (row % kDimBlock + kDimBlock - 2 * (block / 2) % kDimBlock) % kDimBlock;
