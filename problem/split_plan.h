@@ -30,13 +30,23 @@ MLACHECK_HD constexpr int64_t share(int64_t total_cost, int64_t blocks, int64_t 
   const int64_t q = (total_cost + blocks - 1) / blocks;
   return q > overhead + 1 ? q : overhead + 1;
 }
+// Each function below that divides A by Q has a `_from` twin taking a_share = A / Q (the share the
+// request's units start in): the plan kernel divides once a request, not three times a piece (a
+// 64-bit division is a software routine on the GPU; a thread's request of 14 pieces was a chain of
+// about 40 of them: the plan kernel at ragged_bs32_kv4096 took 13.6 µs, now 9.2, docs/PERF.md,
+// device call 8 of 2026-12-06's twentieth session). The plain forms are the `_from` forms with
+// A / Q, so both give the same numbers.
 // Pieces of a request whose T units start at A: 1 + the share boundaries j·Q with A < j·Q < A + T.
-MLACHECK_HD constexpr int64_t pieces(int64_t a, int64_t t, int64_t q) {
-  return t <= 1 ? 1 : 1 + (a + t - 1) / q - a / q;
+MLACHECK_HD constexpr int64_t pieces_from(int64_t a, int64_t a_share, int64_t t, int64_t q) {
+  return t <= 1 ? 1 : 1 + (a + t - 1) / q - a_share;
 }
+MLACHECK_HD constexpr int64_t pieces(int64_t a, int64_t t, int64_t q) { return pieces_from(a, a / q, t, q); }
 // The first unit of piece s (0 for s = 0, else where its cut falls), relative to the request.
+MLACHECK_HD constexpr int64_t piece_first_unit_from(int64_t a, int64_t a_share, int64_t s, int64_t q) {
+  return s == 0 ? 0 : (a_share + s) * q - a;
+}
 MLACHECK_HD constexpr int64_t piece_first_unit(int64_t a, int64_t s, int64_t q) {
-  return s == 0 ? 0 : (a / q + s) * q - a;
+  return piece_first_unit_from(a, a / q, s, q);
 }
 // The keys of piece s of a request of `pieces` pieces and len keys whose units start at A: from its
 // first unit to the next piece's (the last: to len), in keys, clipped to len. The one definition the
@@ -44,19 +54,27 @@ MLACHECK_HD constexpr int64_t piece_first_unit(int64_t a, int64_t s, int64_t q) 
 struct PieceKeys {
   int64_t first = 0, end = 0;
 };
+MLACHECK_HD constexpr PieceKeys piece_keys_from(int64_t a, int64_t a_share, int64_t s, int64_t pieces, int64_t q,
+                                                int64_t unit_keys, int64_t len) {
+  const int64_t from = piece_first_unit_from(a, a_share, s, q) * unit_keys;
+  const int64_t to = s + 1 < pieces ? piece_first_unit_from(a, a_share, s + 1, q) * unit_keys : len;
+  return {from < len ? from : len, to < len ? to : len};
+}
 MLACHECK_HD constexpr PieceKeys piece_keys(int64_t a, int64_t s, int64_t pieces, int64_t q, int64_t unit_keys,
                                            int64_t len) {
-  const int64_t from = piece_first_unit(a, s, q) * unit_keys;
-  const int64_t to = s + 1 < pieces ? piece_first_unit(a, s + 1, q) * unit_keys : len;
-  return {from < len ? from : len, to < len ? to : len};
+  return piece_keys_from(a, a / q, s, pieces, q, unit_keys, len);
 }
 // The block that runs piece s: the share holding its first unit (an empty request's one piece: the
 // share holding the start of its overhead, or with no overhead the unit before it, so that an empty
 // request at the axis' end, a = blocks · Q, still has a block). Non-decreasing along the batch's
 // pieces in order.
-MLACHECK_HD constexpr int64_t piece_block(int64_t a, int64_t t, int64_t s, int64_t q, int64_t overhead) {
-  if (t > 0) return a / q + s;
+MLACHECK_HD constexpr int64_t piece_block_from(int64_t a, int64_t a_share, int64_t t, int64_t s, int64_t q,
+                                               int64_t overhead) {
+  if (t > 0) return a_share + s;
   return a > 0 ? (a - (overhead > 0 ? overhead : 1)) / q : 0;
+}
+MLACHECK_HD constexpr int64_t piece_block(int64_t a, int64_t t, int64_t s, int64_t q, int64_t overhead) {
+  return piece_block_from(a, a / q, t, s, q, overhead);
 }
 
 }  // namespace balanced

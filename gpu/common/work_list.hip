@@ -124,20 +124,34 @@ __device__ Scan2 block_scan2(int64_t x, int64_t y, int64_t (&scratch)[2][kPlanTh
   return r;
 }
 
+// A request's fields every one of its pieces carries, loaded once for all of them.
+struct RequestRows {
+  int32_t row0 = 0, len = 0, q_row0 = 0, q_len = 0;
+};
+__device__ RequestRows request_rows(const PlanArgs& a, int64_t b) {
+  RequestRows r;
+  r.row0 = a.kv_indptr[b];
+  r.len = a.kv_indptr[b + 1] - r.row0;
+  r.q_row0 = a.qo_indptr[b];
+  r.q_len = a.qo_indptr[b + 1] - r.q_row0;
+  return r;
+}
+
 // Piece s of the s_count pieces of request b, resolved (common::ResolvedItem; its keys as the
-// emulation cuts them: balanced::piece_keys).
-__device__ ResolvedItem resolve_piece(const PlanArgs& a, int64_t b, int64_t s, int64_t s_count, int64_t at, int64_t q,
-                                      int64_t part_base, int64_t item, int64_t block) {
+// emulation cuts them: balanced::piece_keys, with a_share = at / q computed once for the request).
+__device__ ResolvedItem resolve_piece(const PlanArgs& a, int64_t b, const RequestRows& r, int64_t s, int64_t s_count,
+                                      int64_t at, int64_t a_share, int64_t q, int64_t part_base, int64_t item,
+                                      int64_t block) {
   namespace bal = problem::balanced;
   ResolvedItem f;
   f.request = static_cast<int32_t>(b);
   f.split = static_cast<int32_t>(s);
   f.splits = static_cast<int32_t>(s_count);
-  f.row0 = a.kv_indptr[b];
-  f.len = a.kv_indptr[b + 1] - f.row0;
-  f.q_row0 = a.qo_indptr[b];
-  f.q_len = a.qo_indptr[b + 1] - f.q_row0;
-  const bal::PieceKeys keys = bal::piece_keys(at, s, s_count, q, a.unit_keys, f.len);
+  f.row0 = r.row0;
+  f.len = r.len;
+  f.q_row0 = r.q_row0;
+  f.q_len = r.q_len;
+  const bal::PieceKeys keys = bal::piece_keys_from(at, a_share, s, s_count, q, a.unit_keys, f.len);
   f.first = static_cast<int32_t>(keys.first);
   f.end = static_cast<int32_t>(keys.end);
   f.part_base = part_base;
@@ -171,8 +185,8 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
   {
     int64_t before = u.x_before;
     for (int64_t b = first; b < last; ++b) {
-      const int64_t t = units(b);
-      const int64_t s = bal::pieces((b + 1) * over + before, t, q);
+      const int64_t t = units(b), at = (b + 1) * over + before;
+      const int64_t s = bal::pieces_from(at, at / q, t, q);
       pieces += s;
       rows += partial_rows(a, b, s);
       before += t;
@@ -189,18 +203,21 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
   if (first > 0) {
     const int64_t t = units(first - 1);
     const int64_t at = first * over + u.x_before - t;  // A of request first - 1
-    prev_block = bal::piece_block(at, t, bal::pieces(at, t, q) - 1, q, over);
+    const int64_t a_share = at / q;
+    prev_block = bal::piece_block_from(at, a_share, t, bal::pieces_from(at, a_share, t, q) - 1, q, over);
   }
   int64_t item = p.x_before, row = p.y_before, before = u.x_before;
   for (int64_t b = first; b < last; ++b) {
-    const int64_t t = units(b), at = (b + 1) * over + before;
-    const int64_t s_count = bal::pieces(at, t, q);
+    const RequestRows r = request_rows(a, b);
+    const int64_t t = bal::units_of(r.len, unit), at = (b + 1) * over + before;
+    const int64_t a_share = at / q;  // the request's one division by Q (split_plan.h's `_from` forms)
+    const int64_t s_count = bal::pieces_from(at, a_share, t, q);
     a.item_start[b] = static_cast<int32_t>(item);
     a.part_start[b] = row;
     write_token_rows(a, b, row, static_cast<int32_t>(s_count));
     for (int64_t s = 0; s < s_count; ++s, ++item) {
-      const int64_t blk = bal::piece_block(at, t, s, q, over);
-      const ResolvedItem resolved = resolve_piece(a, b, s, s_count, at, q, row, item, blk);
+      const int64_t blk = bal::piece_block_from(at, a_share, t, s, q, over);
+      const ResolvedItem resolved = resolve_piece(a, b, r, s, s_count, at, a_share, q, row, item, blk);
       a.item_resolved[item] = resolved;
       for (int64_t i = prev_block + 1; i <= blk; ++i) {
         a.block_head[i] = i == blk ? resolved : ResolvedItem{};
