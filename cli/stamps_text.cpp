@@ -7,7 +7,8 @@
 namespace mlacheck::cli {
 namespace {
 
-bool ns_point(gpu::StampPoint p) { return p == gpu::StampPoint::entry_ns || p == gpu::StampPoint::exit_ns; }
+bool ns_point(gpu::StampPoint p) { return gpu::stamp_origin(p) == gpu::StampOrigin::first_block_entry_ns; }
+bool after_merged(gpu::StampPoint p) { return gpu::stamp_origin(p) == gpu::StampOrigin::first_token_end; }
 
 }  // namespace
 
@@ -19,10 +20,8 @@ std::string stamps_text(const std::vector<gpu::StampSpread>& spreads) {
   for (const gpu::StampSpread& s : spreads) {
     if (s.blocks == 0) continue;
     std::string& line = ns_point(s.point) ? ns : cycles;
-    // next_staged counts from the block's first token's end (gpu/stamps.h), the others from its entry.
-    const bool after_merged = s.point == gpu::StampPoint::next_staged;
     line += fmt::format("{}{}{} {} [{}, {}]{}", line.empty() ? "" : " · ", gpu::stamp_point_name(s.point),
-                        after_merged ? " (after merged)" : "", s.median, s.p10, s.p90,
+                        after_merged(s.point) ? " (after merged)" : "", s.median, s.p10, s.p90,
                         s.blocks < blocks ? fmt::format(" ({} blocks)", s.blocks) : "");
   }
   return fmt::format("    stamps of {} blocks, cycles after the block's entry, median [p10, p90]: {}\n"
@@ -36,10 +35,9 @@ nlohmann::json stamps_json(const std::vector<gpu::StampSpread>& spreads) {
     j[std::string(gpu::stamp_point_name(s.point))] = {{"blocks", s.blocks}, {"p10", s.p10},
                                                       {"median", s.median}, {"p90", s.p90},
                                                       {"unit", ns_point(s.point) ? "ns" : "cycles"},
-                                                      {"from", ns_point(s.point) ? "first block's entry"
-                                                               : s.point == gpu::StampPoint::next_staged
-                                                                   ? "merged"
-                                                                   : "block's entry"}};
+                                                      {"from", ns_point(s.point)       ? "first block's entry"
+                                                               : after_merged(s.point) ? "merged"
+                                                                                       : "block's entry"}};
   return j;
 }
 

@@ -40,16 +40,16 @@ std::vector<StampSpread> summarize_stamps(const std::vector<uint64_t>& raw) {
   std::vector<StampSpread> out;
   for (int k = static_cast<int>(StampPoint::ready); k < kStampPoints; ++k) {
     const auto p = static_cast<StampPoint>(k);
-    const bool ns_point = p == StampPoint::entry_ns || p == StampPoint::exit_ns;
+    const StampOrigin from = stamp_origin(p);
     std::vector<int64_t> after;
     for (std::size_t b = 0; b < blocks; ++b) {
       const uint64_t entry = word(b, StampPoint::entry);
       const uint64_t at = word(b, p);
       if (entry == 0 || at == 0) continue;  // a block that did not run, or did not reach the point
-      // next_staged counts from the same block's first token's end (merged): what a token's end costs
-      // the next one.
-      const uint64_t origin = ns_point ? first_entry_ns : p == StampPoint::next_staged ? word(b, StampPoint::merged) : entry;
-      if (p == StampPoint::next_staged && origin == 0) continue;
+      const uint64_t origin = from == StampOrigin::first_block_entry_ns ? first_entry_ns
+                              : from == StampOrigin::first_token_end  ? word(b, StampPoint::merged)
+                                                                      : entry;
+      if (origin == 0) continue;  // next_staged of a block whose first token never reached merged
       if (at < origin)
         throw std::invalid_argument("kernel stamps: block " + std::to_string(b) + "'s " +
                                     std::string(stamp_point_name(p)) + " precedes its origin (" +

@@ -55,6 +55,15 @@ static_assert(!kStampPointNames.back().empty(), "a name for every StampPoint");
 
 constexpr std::string_view stamp_point_name(StampPoint p) { return kStampPointNames[static_cast<std::size_t>(p)]; }
 
+// What each point's summary counts from (summarize_stamps, and the CLI's text and JSON say it): the
+// global-timer points from the earliest entry_ns of all blocks, next_staged from the same block's
+// merged (its first token's end), every other point from the block's own entry.
+enum class StampOrigin { block_entry, first_token_end, first_block_entry_ns };
+constexpr StampOrigin stamp_origin(StampPoint p) {
+  if (p == StampPoint::entry_ns || p == StampPoint::exit_ns) return StampOrigin::first_block_entry_ns;
+  return p == StampPoint::next_staged ? StampOrigin::first_token_end : StampOrigin::block_entry;
+}
+
 // True in a stamps build (MLACHECK_HOPPER_STAMPS).
 bool kernel_stamps_built();
 

@@ -185,8 +185,8 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
   {
     int64_t before = u.x_before;
     for (int64_t b = first; b < last; ++b) {
-      const int64_t t = units(b), at = (b + 1) * over + before;
-      const int64_t s = bal::pieces_from(at, at / q, t, q);
+      const int64_t t = units(b);
+      const int64_t s = bal::pieces((b + 1) * over + before, t, q);
       pieces += s;
       rows += partial_rows(a, b, s);
       before += t;
@@ -203,8 +203,7 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
   if (first > 0) {
     const int64_t t = units(first - 1);
     const int64_t at = first * over + u.x_before - t;  // A of request first - 1
-    const int64_t a_share = at / q;
-    prev_block = bal::piece_block_from(at, a_share, t, bal::pieces_from(at, a_share, t, q) - 1, q, over);
+    prev_block = bal::piece_block(at, t, bal::pieces(at, t, q) - 1, q, over);
   }
   int64_t item = p.x_before, row = p.y_before, before = u.x_before;
   for (int64_t b = first; b < last; ++b) {
