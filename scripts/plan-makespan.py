@@ -9,9 +9,11 @@ and prints, for each plan overhead, the largest number of tiles a block gets, th
 pieces, and the busiest block's tiles + r x pieces for a few per-piece costs r (in tiles), where a
 piece's real fixed cost (Q staging, the epilogue) is what the plan's overhead stands for.
 
-Two references beside the plan, in the same cost model: the best any cut of the batch in request
+References beside the plan, in the same cost model: the best any cut of the batch in request
 order into `blocks` contiguous ranges can do (`optimal`: a range costs its tiles + r x its pieces,
-a request cut between two blocks a piece in each), and, with --uniform KV_LEN:SPLITS, split-K on a
+a request cut between two blocks a piece in each); the cut that gives every block one piece
+(`1/block`: each request in ceil(T_b / P) pieces, P the least that needs at most `blocks` pieces;
+only where the requests are fewer than the blocks); and, with --uniform KV_LEN:SPLITS, split-K on a
 uniform batch of as many requests (each request cut into SPLITS ranges of ceil(KV_LEN / SPLITS)
 keys, one block each, blocks beyond `blocks` in further waves): the comparison of issue 10's ragged
 target ("within 10 % of the uniform case of the same byte count").
@@ -105,6 +107,22 @@ def optimal_span(units, r, blocks):
     return round(hi, 6)
 
 
+def one_piece_tiles(units, blocks):
+    """The least piece size P (tiles) such that cutting each request into ceil(T_b / P) pieces (an
+    empty request: one) gives at most `blocks` pieces, so that every block runs one piece of at most
+    P tiles, as split-K's blocks do; None where no P does (more requests than blocks)."""
+    if len(units) > blocks:
+        return None
+    lo, hi = 1, max(units + [1])  # at hi every request is one piece
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sum(max(1, -(-t // mid)) for t in units) <= blocks:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def uniform_span(requests, kv_len, splits, r, blocks):
     """Split-K on a uniform batch: requests x splits blocks of ceil(ceil(kv_len / splits) / 64) tiles
     and one piece each, in waves of `blocks`."""
@@ -137,6 +155,9 @@ def main():
         spans = [max(t + r * p for t, p in zip(tiles, pieces)) for r in costs]
         print(f'{overhead:8d}  {max(tiles):9d}  {max(pieces):10d}  ' + '  '.join(f'{s:g}' for s in spans))
     print(f'{"optimal":>8}  {"-":>9}  {"-":>10}  ' + '  '.join(f'{optimal_span(units, r, args.blocks):g}' for r in costs))
+    one = one_piece_tiles(units, args.blocks)
+    if one is not None:
+        print(f'{"1/block":>8}  {one:9d}  {1:10d}  ' + '  '.join(f'{one + r:g}' for r in costs))
     if args.uniform:
         try:
             kv_len, splits = (int(x) for x in args.uniform.split(':'))
