@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """scripts/plan-makespan.py on batches whose balanced cuts are worked out by hand (problem/split_plan.h):
 the busiest block's tiles and pieces, a length list and a safetensors file with an empty request, and
-the refusal of a file without kv_indptr; the optimal contiguous cut and the uniform split-K figure on
-batches worked out by hand, and the optimum never above any plan's on a pseudo-random batch.
+the refusal of a file without kv_indptr; the optimal contiguous cut, the one-piece-a-block cut and the
+uniform split-K figure on batches worked out by hand, and the optimum never above any plan's (nor the
+one-piece cut's) on pseudo-random batches.
 
 usage: check_plan_makespan.py SCRIPT WORK_DIR
 """
@@ -40,7 +41,9 @@ def main() -> int:
     assert r.returncode == 0, r.stderr
     out = r.stdout.splitlines()
     assert out[3].split() == ['optimal', '-', '-', '6', '6.5'], out[3]
-    assert out[4].split() == ['uniform', '-', '-', '6', '6.5'], out[4]
+    # One piece a block: 2 requests of 10 tiles in at most 4 pieces, P = 5 tiles: 5 + r.
+    assert out[4].split() == ['1/block', '5', '1', '6', '6.5'], out[4]
+    assert out[5].split() == ['uniform', '-', '-', '6', '6.5'], out[5]
     # 3, 1 and 3 tiles into 2 blocks, r = 1: {3, 1} | {3} costs 4 + 2; any cut of a request costs more
     # ({3} | {1, 3} the same 6, {3, 1, 1 of 3} | {2 of 3} 5 + 3). Split-K of 3 requests of 200 keys in
     # 3 splits: 9 blocks of 67 keys (2 tiles) in 5 waves of 2 blocks, 5 x (2 + 1).
@@ -62,6 +65,20 @@ def main() -> int:
     for row in rows[:-1]:
         assert all(b <= float(x) for b, x in zip(best, row[3:])), (row, best)
     assert any(b < float(x) for row in rows[:-1] for b, x in zip(best, row[3:])), 'the optimum equals every plan'
+    # 0, 3 and 2 tiles into 4 blocks, one piece each: P = 1 needs 1 + 3 + 2 = 6 pieces, P = 2 needs
+    # 1 + 2 + 1 = 4: 2 tiles + r. With more requests than blocks there is no such cut (no row).
+    r = run(script, '--lengths', '0,130,70', '--blocks', '4', '--overheads', '0', '--r', '1')
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[4].split() == ['1/block', '2', '1', '3'], r.stdout
+    r = run(script, '--lengths', '0,130,70', '--blocks', '2', '--overheads', '0', '--r', '1')
+    assert r.returncode == 0 and '1/block' not in r.stdout, r.stdout
+    # One piece a block is one contiguous cut: never below the optimum.
+    lengths = [(i * 7919 + 13) % 3000 for i in range(10)]
+    r = run(script, '--lengths', ','.join(map(str, lengths)), '--blocks', '40', '--overheads', '0',
+            '--r', '0.5,1,2,3')
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: [float(x) for x in line.split()[3:]] for line in r.stdout.splitlines()[2:]}
+    assert all(b <= x for b, x in zip(rows['optimal'], rows['1/block'])), rows
     r = run(script, '--lengths', '64', '--uniform', '64')
     assert r.returncode != 0 and 'KV_LEN:SPLITS' in r.stderr, (r.returncode, r.stderr)
     # Lengths 0, 130, 70 (0, 3 and 2 tiles), 2 blocks, overhead 1: 8 units, Q = 4. The empty request's
