@@ -185,10 +185,27 @@ BatchSplits::BatchSplits(const Schedule& schedule, std::span<const int32_t> kv_i
     cost += balanced::units_of(len_[b], unit);
   }
   share_ = balanced::share(cost, blocks, overhead);
+  const auto B = static_cast<int64_t>(requests);
+  if (B < blocks) {  // the one-piece cut's P, by bisection as the plan kernel finds it
+    const int64_t units = cost - B * overhead;
+    int64_t low = balanced::one_piece::least_size_low(units, blocks);
+    int64_t high = balanced::one_piece::least_size_high(units, blocks, B);
+    while (low < high) {
+      const int64_t mid = low + (high - low) / 2;
+      int64_t pieces = 0;
+      for (std::size_t b = 0; b < requests; ++b)
+        pieces += balanced::one_piece::pieces(balanced::units_of(len_[b], unit), mid);
+      if (pieces <= blocks) high = mid;
+      else low = mid + 1;
+    }
+    if (balanced::one_piece::taken(B, blocks, low, share_)) one_piece_size_ = low;
+  }
   max_ranges_ = 1;
-  for (std::size_t b = 0; b < requests; ++b)
-    max_ranges_ = std::max(
-        max_ranges_, balanced::pieces(unit_start_[b], balanced::units_of(len_[b], unit), share_));
+  for (std::size_t b = 0; b < requests; ++b) {
+    const int64_t t = balanced::units_of(len_[b], unit);
+    max_ranges_ = std::max(max_ranges_, one_piece_size_ > 0 ? balanced::one_piece::pieces(t, one_piece_size_)
+                                                            : balanced::pieces(unit_start_[b], t, share_));
+  }
 }
 
 std::vector<KeyRange> BatchSplits::ranges(int64_t b) const {
@@ -199,11 +216,15 @@ std::vector<KeyRange> BatchSplits::ranges(int64_t b) const {
   if (schedule_->kind != Schedule::Kind::balanced) return schedule_->ranges(b, len);
   const int64_t unit = schedule_->unit_keys, a = unit_start_[static_cast<std::size_t>(b)];
   const int64_t units = balanced::units_of(len, unit);
-  const int64_t n = balanced::pieces(a, units, share_);
+  const bool one_piece = one_piece_size_ > 0;
+  const int64_t n =
+      one_piece ? balanced::one_piece::pieces(units, one_piece_size_) : balanced::pieces(a, units, share_);
   std::vector<KeyRange> out;
   out.reserve(static_cast<std::size_t>(n));
   for (int64_t s = 0; s < n; ++s) {
-    const balanced::PieceKeys k = balanced::piece_keys(a, s, n, share_, unit, len);
+    const balanced::PieceKeys k =
+        one_piece ? balanced::one_piece::piece_keys(balanced::one_piece::piece_units(units, n), s, n, unit, len)
+                  : balanced::piece_keys(a, s, n, share_, unit, len);
     out.push_back({k.first, k.end});
   }
   return out;

@@ -14,6 +14,9 @@
 //   balanced=B/U/O    mlacheck's balanced plan (problem/split_plan.h namespace balanced): the
 //                     batch laid on one cost axis (request b costs O + ceil(L_b / U) units of U
 //                     keys) and cut into B equal shares; a request is cut where a share ends.
+//                     With fewer requests than B, the one-piece cut where it is taken
+//                     (balanced::one_piece): each request cut evenly into pieces of at most P
+//                     units, P the least that makes at most B pieces in all.
 //                     B in 1 .. kMaxPlanSplits, U >= 1, O >= 0. A request's ranges depend on
 //                     the whole batch: ask BatchSplits, not Schedule::ranges
 //   table=FILE        per-request split boundaries, as a scheduler like FlashMLA's makes: line b
@@ -91,6 +94,7 @@ class BatchSplits {
   std::vector<int64_t> len_;         // keys of each request
   std::vector<int64_t> unit_start_;  // balanced: A_b, where request b's units start
   int64_t share_ = 0;                // balanced: Q
+  int64_t one_piece_size_ = 0;       // balanced under the one-piece cut: P (else 0)
   int64_t max_ranges_ = 1;
 };
 

@@ -77,6 +77,53 @@ MLACHECK_HD constexpr int64_t piece_block(int64_t a, int64_t t, int64_t s, int64
   return piece_block_from(a, a / q, t, s, q, overhead);
 }
 
+// The one-piece cut, the balanced plan's form for batches of fewer requests than blocks: every
+// block runs one piece. P = the least piece size (units) with Σ_b pieces(T_b, P) <= blocks; request
+// b is cut evenly into pieces(T_b, P) pieces of ceil(T_b / pieces) units (none empty: (n - 1) · per
+// <= (n - 1) · P < T_b), piece k of the batch in order running on block k. Taken where P <= Q, the
+// share the equal cut gives a block (units, overheads included), as the busiest block then gets at
+// most as many tiles, in one piece instead of up to two: ragged_bs32_kv4096's 454 tiles as 129
+// pieces of at most 4 tiles where the equal cut's busiest blocks get 5 (docs/HOPPER.md, the ragged
+// section). A batch of as many requests as blocks or more never takes it (P undefined).
+namespace one_piece {
+
+// Pieces of a request of t units in pieces of at most p units (an empty request: one). A template
+// so that the plan kernel divides in 32 bits (units and pieces of an int32 length fit; a 64-bit
+// division is a software routine on the GPU, namespace balanced's `_from` forms say what it cost).
+template <typename Int>
+MLACHECK_HD constexpr Int pieces(Int t, Int p) {
+  return t <= p ? Int{1} : (t + p - 1) / p;
+}
+// The units of each of a request's n pieces but the last: ceil(t / n) (the last has the rest).
+template <typename Int>
+MLACHECK_HD constexpr Int piece_units(Int t, Int n) {
+  return (t + n - 1) / n;
+}
+// The bracket of P for U units over B < blocks requests: at least ceil(U / blocks) (and 1), and
+// ceil(U / (blocks - B)) suffices, as pieces(T, P) <= T / P + 1, so Σ <= U / P + B <= blocks.
+MLACHECK_HD constexpr int64_t least_size_low(int64_t units, int64_t blocks) {
+  const int64_t p = (units + blocks - 1) / blocks;
+  return p > 1 ? p : 1;
+}
+MLACHECK_HD constexpr int64_t least_size_high(int64_t units, int64_t blocks, int64_t requests) {
+  const int64_t p = (units + blocks - requests - 1) / (blocks - requests);
+  const int64_t low = least_size_low(units, blocks);
+  return p > low ? p : low;
+}
+// Piece s of n of a request of len keys cut in pieces of per = piece_units(t, n) units: the even
+// cut, in keys, clipped to len (no division: per is the request's, found once).
+MLACHECK_HD constexpr PieceKeys piece_keys(int64_t per, int64_t s, int64_t n, int64_t unit_keys, int64_t len) {
+  const int64_t from = s * per * unit_keys;
+  const int64_t to = s + 1 < n ? (s + 1) * per * unit_keys : len;
+  return {from < len ? from : len, to < len ? to : len};
+}
+// Whether a batch whose least piece size is p takes the one-piece cut, beside the equal cut's share q.
+MLACHECK_HD constexpr bool taken(int64_t requests, int64_t blocks, int64_t p, int64_t q) {
+  return requests < blocks && p <= q;
+}
+
+}  // namespace one_piece
+
 }  // namespace balanced
 
 struct SplitPlan {
@@ -90,8 +137,10 @@ struct SplitPlan {
   // Balanced (when balanced_blocks > 0): the batch cut into balanced_blocks equal shares of cost
   // (namespace balanced above), block i running the pieces of share i in order; a request of one
   // piece is not split (no merge). unit_keys: keys per cost unit (the kernel's tile);
-  // overhead_units: a request's fixed cost. The cuts depend on every request's length, so a
-  // request's ranges need the whole batch (problem/schedule.h BatchSplits).
+  // overhead_units: a request's fixed cost. A batch of fewer requests than blocks may take the
+  // one-piece cut instead (namespace balanced::one_piece: every block one piece). The cuts depend on
+  // every request's length, so a request's ranges need the whole batch (problem/schedule.h
+  // BatchSplits).
   int balanced_blocks = 0;
   int unit_keys = 0;
   int overhead_units = 0;
@@ -124,16 +173,22 @@ struct SplitPlan {
   // The most splits a request of this batch can get, from its sizes alone (the host knows no single
   // length): uniform and chunked as max_splits; balanced, a request of T units has at most
   // 2 + (T - 1) / Q pieces, and Q is at least the share computed with the batch's keys in whole
-  // units (Σ ceil(L_b / u) >= ceil(Σ L_b / u), and share() grows with the cost), capped by
-  // max_splits. Picks the merge kernel's instance (gpu/common/merge.hip): a bound, not the count.
+  // units (Σ ceil(L_b / u) >= ceil(Σ L_b / u), and share() grows with the cost); under the one-piece
+  // cut (fewer requests than blocks) at most ceil(T / P) with P at least ceil(U / blocks) of those
+  // units; capped by max_splits. Picks the merge kernel's instance (gpu/common/merge.hip): a bound,
+  // not the count.
   MLACHECK_HD constexpr int most_splits(int64_t max_kv_len, int64_t total_kv, int64_t num_requests) const {
     const int cap = max_splits(max_kv_len);
     if (!is_balanced()) return cap;
     const int64_t t = balanced::units_of(max_kv_len, unit_keys);
     if (t <= 1) return 1;
-    const int64_t q = balanced::share(num_requests * overhead_units + balanced::units_of(total_kv, unit_keys),
-                                      balanced_blocks, overhead_units);
-    const int64_t most = 2 + (t - 1) / q;
+    const int64_t units = balanced::units_of(total_kv, unit_keys);
+    const int64_t q = balanced::share(num_requests * overhead_units + units, balanced_blocks, overhead_units);
+    int64_t most = 2 + (t - 1) / q;
+    if (num_requests < balanced_blocks) {
+      const int64_t one = balanced::one_piece::pieces(t, balanced::one_piece::least_size_low(units, balanced_blocks));
+      most = one > most ? one : most;
+    }
     return most < cap ? static_cast<int>(most) : cap;
   }
   // Partial rows (token, split) a batch of total_q tokens of at most max_q_len each can need:

@@ -160,11 +160,101 @@ __device__ ResolvedItem resolve_piece(const PlanArgs& a, int64_t b, const Reques
   return f;
 }
 
+// Request b's pieces of at most p units under the one-piece cut, in unsigned 32 bits: a length is an
+// int32, so its units plus p - 1 stay below 2^32 (a 64-bit division is a software routine).
+__device__ __forceinline__ int64_t one_piece_count(const PlanArgs& a, int64_t b, int64_t p) {
+  const auto len = static_cast<uint32_t>(a.kv_indptr[b + 1] - a.kv_indptr[b]);
+  const auto unit = static_cast<uint32_t>(a.unit_keys);
+  return problem::balanced::one_piece::pieces<uint32_t>((len + unit - 1) / unit, static_cast<uint32_t>(p));
+}
+
+// The one-piece cut's piece size P for a batch of fewer requests than blocks (split_plan.h
+// balanced::one_piece), by bisection as the emulation finds it (problem/schedule.cpp), each step a
+// block-wide sum of the pieces; 0 where the cut is not taken. units: the batch's U; every thread
+// gets the same answer. Not inlined, nor is one_piece_plan, and only in the kernel of few requests:
+// with the one-piece cut written into the equal cut's code, every persistent row that makes its plan
+// in the call was 4-20 µs slower, the equal cut's batches too (the cut's code present, not run),
+// while main's plan kernel with the rest of the change was not, and ncu timed the kernels alike
+// (H100, device calls 10-17 of 2026-12-06's twenty-second session): a one-block kernel run after
+// the L2 flush and the attention kernel, which likely waits on its own code's fetches.
+__device__ __noinline__ int64_t one_piece_size(const PlanArgs& a, int64_t first, int64_t last, int64_t units,
+                                               int64_t q, int64_t (&scratch)[2][kPlanThreads / kWarpSize]) {
+  namespace one = problem::balanced::one_piece;
+  const int64_t B = a.num_requests, blocks = a.balanced_blocks;
+  int64_t low = one::least_size_low(units, blocks), high = one::least_size_high(units, blocks, B);
+  while (low < high) {
+    const int64_t mid = low + (high - low) / 2;
+    int64_t mine = 0;
+    for (int64_t b = first; b < last; ++b) mine += one_piece_count(a, b, mid);
+    if (block_scan2(mine, 0, scratch).x_total <= blocks) high = mid;
+    else low = mid + 1;
+  }
+  return one::taken(B, blocks, low, q) ? low : 0;
+}
+
+// The work list under the one-piece cut of size p: the pieces' and partial rows' prefix sums, then
+// every piece resolved (its keys one_piece::piece_keys, its block its index), each block's head
+// (none past the last piece) and the end of block -1.
+__device__ __noinline__ void one_piece_plan(const PlanArgs& a, int64_t first, int64_t last, int64_t p,
+                                            int64_t (&scratch)[2][kPlanThreads / kWarpSize]) {
+  namespace one = problem::balanced::one_piece;
+  const int64_t B = a.num_requests, unit = a.unit_keys;
+  int64_t pieces = 0, rows = 0;
+  for (int64_t b = first; b < last; ++b) {
+    const int64_t s = one_piece_count(a, b, p);
+    pieces += s;
+    rows += partial_rows(a, b, s);
+  }
+  const Scan2 sums = block_scan2(pieces, rows, scratch);
+  if (threadIdx.x == 0) {
+    a.item_start[B] = static_cast<int32_t>(sums.x_total);
+    a.part_start[B] = sums.y_total;
+  }
+  int64_t item = sums.x_before, row = sums.y_before;
+  for (int64_t b = first; b < last; ++b) {
+    const RequestRows r = request_rows(a, b);
+    const auto t = (static_cast<uint32_t>(r.len) + static_cast<uint32_t>(unit) - 1) / static_cast<uint32_t>(unit);
+    const int64_t n = one_piece_count(a, b, p);
+    const int64_t per = one::piece_units<uint32_t>(t, static_cast<uint32_t>(n));
+    a.item_start[b] = static_cast<int32_t>(item);
+    a.part_start[b] = row;
+    write_token_rows(a, b, row, static_cast<int32_t>(n));
+    for (int64_t s = 0; s < n; ++s, ++item) {
+      ResolvedItem f;
+      f.request = static_cast<int32_t>(b);
+      f.split = static_cast<int32_t>(s);
+      f.splits = static_cast<int32_t>(n);
+      f.row0 = r.row0;
+      f.len = r.len;
+      f.q_row0 = r.q_row0;
+      f.q_len = r.q_len;
+      const problem::balanced::PieceKeys keys = one::piece_keys(per, s, n, unit, r.len);
+      f.first = static_cast<int32_t>(keys.first);
+      f.end = static_cast<int32_t>(keys.end);
+      f.part_base = row;
+      f.item = static_cast<int32_t>(item);
+      f.block = static_cast<int32_t>(item);
+      a.item_resolved[item] = f;
+      a.block_head[item] = f;
+    }
+    row += partial_rows(a, b, n);
+  }
+  if (last == B && first < last) {  // the blocks past the last piece take nothing; the end after it
+    for (int64_t i = item; i < a.balanced_blocks; ++i) a.block_head[i] = ResolvedItem{};
+    a.item_resolved[item] = ResolvedItem{};
+  }
+}
+
 // A balanced plan (problem/split_plan.h namespace balanced): the units' prefix sums give every
-// A_b and the share Q; then the pieces' and partial rows' prefix sums, every item resolved
-// (item_resolved, an end of block -1 after the last) and each block's first (block_head), written by
+// A_b and the share Q (and, with fewer requests than blocks, the one-piece cut's P: where taken,
+// one_piece_plan writes the work list instead); then the pieces' and partial rows' prefix sums,
+// every item resolved (item_resolved, an end of block -1 after the last) and each block's first
+// (block_head), written by
 // the thread of the piece whose block follows a gap: every block in (previous piece's block, this
 // piece's block] starts at this item, and only the last of them runs it (the others' heads empty).
+// FewRequests: a batch of fewer requests than blocks, which may take the one-piece cut; a kernel of
+// its own, so that the others run main's code alone (one_piece_size's comment).
+template <bool FewRequests>
 __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a) {
   let_next_kernel_start();  // both: gpu/common/grid_dependency.h
   wait_for_previous_kernel();
@@ -180,6 +270,13 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
   for (int64_t b = first; b < last; ++b) my_units += units(b);
   const Scan2 u = block_scan2(my_units, 0, scratch);
   const int64_t q = bal::share(B * over + u.x_total, a.balanced_blocks, over);
+  if (FewRequests) {  // the one-piece cut, where taken (uniform: every thread the same P)
+    const int64_t p = one_piece_size(a, first, last, u.x_total, q, scratch);
+    if (p > 0) {
+      one_piece_plan(a, first, last, p, scratch);
+      return;
+    }
+  }
   // A_b of this run's requests: (b + 1) · overhead + the units before b.
   int64_t pieces = 0, rows = 0;
   {
@@ -235,8 +332,10 @@ __global__ void __launch_bounds__(kPlanThreads) balanced_plan_kernel(PlanArgs a)
 }  // namespace
 
 void launch_work_list(const PlanArgs& args, StreamHandle stream, KernelStart start) {
-  launch_kernel(args.balanced_blocks > 0 ? balanced_plan_kernel : split_plan_kernel, dim3(1), dim3(kPlanThreads), 0,
-                static_cast<hipStream_t>(stream), start, args);
+  const auto kernel = args.balanced_blocks <= 0 ? split_plan_kernel
+                      : args.num_requests < args.balanced_blocks ? balanced_plan_kernel<true>
+                                                                 : balanced_plan_kernel<false>;
+  launch_kernel(kernel, dim3(1), dim3(kPlanThreads), 0, static_cast<hipStream_t>(stream), start, args);
 }
 
 }  // namespace mlacheck::gpu::common

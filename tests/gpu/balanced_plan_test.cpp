@@ -60,11 +60,12 @@ struct HostPlan {
   std::vector<Resolved> block_head;  // each block's first piece, or none
 };
 
-HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan) {
+HostPlan walk_plan(const problem::Batch& batch, const problem::SplitPlan& plan, bool& one_piece) {
   std::vector<int64_t> lengths;
   for (int64_t b = 0; b < batch.num_requests(); ++b) lengths.push_back(batch.kv_len(b));
   const testing::BalancedWalk w =
       testing::walk_balanced(lengths, plan.balanced_blocks, plan.unit_keys, plan.overhead_units);
+  one_piece = w.one_piece_size > 0;
   HostPlan h;
   int64_t items = 0, rows = 0;
   for (int64_t b = 0; b < batch.num_requests(); ++b) {
@@ -116,9 +117,13 @@ std::vector<T> region(const std::vector<unsigned char>& ws, std::size_t offset, 
 }
 
 // Ragged with empty and one-key requests, one request longer than a share, uniform, q_len 2, a
-// batch of more requests than SMs, and one too small for every block to get an item.
+// batch of more requests than SMs, and one too small for every block to get an item; all but the
+// batch of 300 and ragged64 under the one-piece cut on 132 SMs (split_plan.h balanced::one_piece),
+// ragged64 under the equal cut though it has fewer requests than blocks (pieces of 22 tiles against
+// a share of 16: layout_cost.txt's row).
 constexpr const char* kCases = R"(
 name=ragged      batch=40  kv_len=3000 layout=ragged seed=11
+name=ragged64    batch=64  kv_len=8192 layout=ragged seed=5102
 name=one_long    batch=3   kv_len=60000 seed=12
 name=uniform     batch=32  kv_len=881 seed=13
 name=q2_ragged   batch=24  kv_len=2048 q_len=2 layout=ragged seed=14
@@ -132,7 +137,7 @@ TEST(GpuBalancedPlan, WorkListMatchesTheUnitByUnitWalk) {
 #if defined(MLACHECK_HAVE_GPU_RUNTIME)
   const Strategy* s = find_strategy("a16w16/persistent/hopper");
   ASSERT_NE(s, nullptr);
-  int checked = 0;
+  int checked = 0, one_piece_cuts = 0, equal_cuts_of_few = 0;
   std::ptrdiff_t idle_blocks = 0;
   for (const ref::CaseSpec& spec : ref::parse_case_list(kCases, "balanced_plan_test")) {
     SCOPED_TRACE(spec.name);
@@ -147,7 +152,10 @@ TEST(GpuBalancedPlan, WorkListMatchesTheUnitByUnitWalk) {
                                                in.batch.max_kv_len());
     DeviceProblem device(in.batch, in.q);
     const RunResult r = device.run(*s, cache, KeepWorkspace::yes);
-    const HostPlan h = walk_plan(in.batch, plan);
+    bool one_piece = false;
+    const HostPlan h = walk_plan(in.batch, plan, one_piece);
+    one_piece_cuts += one_piece ? 1 : 0;
+    equal_cuts_of_few += !one_piece && in.batch.num_requests() < plan.balanced_blocks ? 1 : 0;
     const auto slots = static_cast<std::size_t>(in.batch.num_requests()) + 1;
     EXPECT_EQ(region<int32_t>(r.workspace, w.item_start, slots), h.item_start);
     EXPECT_EQ(region<int64_t>(r.workspace, w.part_start, slots), h.part_start);
@@ -167,7 +175,12 @@ TEST(GpuBalancedPlan, WorkListMatchesTheUnitByUnitWalk) {
     EXPECT_LE(h.items.size(), static_cast<std::size_t>(in.batch.num_requests() + plan.balanced_blocks));
     ++checked;
   }
-  EXPECT_EQ(checked, 6);
+  EXPECT_EQ(checked, 7);
+  // Both of the plan's forms ran where the choice between them is made (on an H100 or H200's 132 SMs).
+  if (planning_multiprocessors() == 132) {
+    EXPECT_EQ(one_piece_cuts, 5);
+    EXPECT_EQ(equal_cuts_of_few, 1);
+  }
   EXPECT_GT(idle_blocks, 0) << "no case left a block without items: the empty heads went unchecked";
 #endif
 }

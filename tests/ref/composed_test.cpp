@@ -202,15 +202,21 @@ TEST(DeclaredSchedule, BalancedCutsOfAHandWorkedBatch) {
   EXPECT_EQ(cuts_of(s4, 2), (Cuts{{0, 192}, {192, 640}, {640, 1000}}));
   EXPECT_EQ(s4.max_ranges(), 3);
   EXPECT_EQ(four.max_ranges(3, 1000), 4);  // min(4 blocks, 16 units): the batch-free bound
-  // 8 blocks: Q = max(ceil(27 / 8), 3) = 4. Request 0's units [2, 7): a cut at 4 (unit 2): keys
-  // [0, 128), [128, 300). Request 2's units [11, 27): cuts at 12, 16, 20, 24 (units 1, 5, 9, 13).
+  // Fewer requests than blocks, so the one-piece cut is weighed (split_plan.h balanced::one_piece):
+  // 21 units in pieces of P = 6 make 1 + 1 + 3 = 5 pieces, of 7 still 5, of 8 make 4 <= 4 blocks;
+  // P = 8 > Q = 7, so not taken: the equal cut above.
+  // 8 blocks: Q = max(ceil(27 / 8), 3) = 4; one-piece: P = 3 makes 2 + 1 + 6 = 9 pieces, P = 4 makes
+  // 2 + 1 + 4 = 7 <= 8, and 4 <= Q: taken. Request 0's 5 units in 2 pieces of 3 (keys [0, 192),
+  // [192, 300)), request 2's 16 in 4 of 4; pieces 0 .. 6 on blocks 0 .. 6 (block 7 idle).
   const Schedule eight = Schedule::balanced(8, 64, 2);
   const problem::BatchSplits s8(eight, indptr);
-  EXPECT_EQ(cuts_of(s8, 0), (Cuts{{0, 128}, {128, 300}}));
+  EXPECT_EQ(cuts_of(s8, 0), (Cuts{{0, 192}, {192, 300}}));
   EXPECT_EQ(cuts_of(s8, 1), (Cuts{{0, 0}}));
-  EXPECT_EQ(cuts_of(s8, 2), (Cuts{{0, 64}, {64, 320}, {320, 576}, {576, 832}, {832, 1000}}));
-  EXPECT_EQ(s8.max_ranges(), 5);
-  // The blocks that run them (balanced::piece_block): 0, 1 | 1 | 2, 3, 4, 5, 6 (block 7 idle).
+  EXPECT_EQ(cuts_of(s8, 2), (Cuts{{0, 256}, {256, 512}, {512, 768}, {768, 1000}}));
+  EXPECT_EQ(s8.max_ranges(), 4);
+  // The equal cut's arithmetic at Q = 4 (what 8 blocks would give without the one-piece cut): request
+  // 0's units [2, 7) cut at 4, request 2's [11, 27) at 12, 16, 20, 24; their blocks
+  // (balanced::piece_block): 0, 1 | 1 | 2, 3, 4, 5, 6.
   EXPECT_EQ(problem::balanced::piece_block(2, 5, 1, 4, 2), 1);
   EXPECT_EQ(problem::balanced::piece_block(9, 0, 0, 4, 2), 1);
   EXPECT_EQ(problem::balanced::piece_block(11, 16, 4, 4, 2), 6);
