@@ -4,7 +4,10 @@
 The plan (problem/split_plan.h, namespace balanced) lays the batch out on one cost axis: request b
 costs `overhead` units and then T_b = ceil(L_b / 64) tile units; the axis is cut into `blocks` equal
 shares of Q = max(ceil(total / blocks), overhead + 1) units, and a block runs the pieces of requests
-whose tiles fall in its share. This script reproduces those cuts (a model: nothing runs on a GPU)
+whose tiles fall in its share (the equal cut). With fewer requests than blocks the plan takes the
+one-piece cut instead where its piece size P (the `1/block` row below) is at most Q (namespace
+balanced::one_piece); the last column of each overhead's row says which cut the plan takes, and the
+row gives that cut's figures. This script reproduces those cuts (a model: nothing runs on a GPU)
 and prints, for each plan overhead, the largest number of tiles a block gets, the largest number of
 pieces, and the busiest block's tiles + r x pieces for a few per-piece costs r (in tiles), where a
 piece's real fixed cost (Q staging, the epilogue) is what the plan's overhead stands for.
@@ -149,13 +152,17 @@ def main():
     units = [(x + TILE_KEYS - 1) // TILE_KEYS for x in lengths]
     print(f'requests {len(lengths)}, tiles {sum(units)}, blocks {args.blocks}, '
           f'tiles a block if spread evenly {sum(units) / args.blocks:.2f}')
-    print('overhead  max tiles  max pieces  ' + '  '.join(f'r={r:g}' for r in costs))
+    print('overhead  max tiles  max pieces  ' + '  '.join(f'r={r:g}' for r in costs) + '  cut')
+    one = one_piece_tiles(units, args.blocks)
     for overhead in (int(x) for x in args.overheads.split(',')):
+        share = max((sum(units) + overhead * len(units) + args.blocks - 1) // args.blocks, overhead + 1)
+        if one is not None and len(units) < args.blocks and one <= share:  # split_plan.h one_piece::taken
+            print(f'{overhead:8d}  {one:9d}  {1:10d}  ' + '  '.join(f'{one + r:g}' for r in costs) + '  1/block')
+            continue
         tiles, pieces = blocks_of(units, overhead, args.blocks)
         spans = [max(t + r * p for t, p in zip(tiles, pieces)) for r in costs]
-        print(f'{overhead:8d}  {max(tiles):9d}  {max(pieces):10d}  ' + '  '.join(f'{s:g}' for s in spans))
+        print(f'{overhead:8d}  {max(tiles):9d}  {max(pieces):10d}  ' + '  '.join(f'{s:g}' for s in spans) + '  equal')
     print(f'{"optimal":>8}  {"-":>9}  {"-":>10}  ' + '  '.join(f'{optimal_span(units, r, args.blocks):g}' for r in costs))
-    one = one_piece_tiles(units, args.blocks)
     if one is not None:
         print(f'{"1/block":>8}  {one:9d}  {1:10d}  ' + '  '.join(f'{one + r:g}' for r in costs))
     if args.uniform:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """scripts/plan-makespan.py on batches whose balanced cuts are worked out by hand (problem/split_plan.h):
-the busiest block's tiles and pieces, a length list and a safetensors file with an empty request, and
+the busiest block's tiles and pieces under the cut the plan takes (the equal cut, or one piece a block
+where that is taken), a length list and a safetensors file with an empty request, and
 the refusal of a file without kv_indptr; the optimal contiguous cut, the one-piece-a-block cut and the
 uniform split-K figure on batches worked out by hand, and the optimum never above any plan's (nor the
 one-piece cut's) on pseudo-random batches.
@@ -28,13 +29,21 @@ def write_safetensors(path, name, values):
 def main() -> int:
     script, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
-    # Two requests of 10 tiles, 4 blocks, overhead 2: 24 units, Q = 6; shares [0,6) [6,12) [12,18)
-    # [18,24) hold 4, 6, 4 and 6 tiles, one piece each.
+    # Two requests of 10 tiles, 4 blocks, overhead 2: 24 units, Q = 6 (the equal cut's shares [0,6)
+    # [6,12) [12,18) [18,24) would hold 4, 6, 4 and 6 tiles); one piece a block needs P = 5 <= Q, so
+    # the plan takes that cut (split_plan.h one_piece::taken): 5 tiles, one piece, 5 + r.
     r = run(script, '--lengths', '640,640', '--blocks', '4', '--overheads', '2', '--r', '1')
     assert r.returncode == 0, r.stderr
     out = r.stdout.splitlines()
     assert out[0] == 'requests 2, tiles 20, blocks 4, tiles a block if spread evenly 5.00', out[0]
-    assert out[2].split() == ['2', '6', '1', '7'], out[2]
+    assert out[2].split() == ['2', '5', '1', '6', '1/block'], out[2]
+    # Fewer requests than blocks, yet the equal cut: 100, 1 and 1 tiles, 4 blocks, overhead 0: Q = 26,
+    # one piece a block needs ceil(100 / P) <= 2, P = 50 > Q. Shares of 26 cut request 0 at 26, 52 and
+    # 78; block 3 runs its last 22 tiles and both short requests: 24 tiles, 3 pieces; with r = 1 the
+    # busiest is max(26 + 1, 24 + 3) = 27.
+    r = run(script, '--lengths', '6400,64,64', '--blocks', '4', '--overheads', '0', '--r', '1')
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[2].split() == ['0', '26', '3', '27', 'equal'], r.stdout
     # Cutting each request in half instead (5 tiles + 1 piece a block) costs 6: the optimum, and
     # split-K on two requests of 640 keys in 2 splits (4 blocks of 5 tiles, one wave) the same.
     r = run(script, '--lengths', '640,640', '--blocks', '4', '--overheads', '2', '--r', '1,1.5', '--uniform', '640:2')
@@ -62,9 +71,11 @@ def main() -> int:
     assert r.returncode == 0, r.stderr
     rows = [line.split() for line in r.stdout.splitlines()[2:]]
     best = [float(x) for x in rows[-1][3:]]
-    for row in rows[:-1]:
-        assert all(b <= float(x) for b, x in zip(best, row[3:])), (row, best)
-    assert any(b < float(x) for row in rows[:-1] for b, x in zip(best, row[3:])), 'the optimum equals every plan'
+    plans = [row[3:-1] for row in rows[:-1]]  # less the cut's name
+    assert all(row[-1] == 'equal' for row in rows[:-1]), rows  # more requests than blocks
+    for row in plans:
+        assert all(b <= float(x) for b, x in zip(best, row)), (row, best)
+    assert any(b < float(x) for row in plans for b, x in zip(best, row)), 'the optimum equals every plan'
     # 0, 3 and 2 tiles into 4 blocks, one piece each: P = 1 needs 1 + 3 + 2 = 6 pieces, P = 2 needs
     # 1 + 2 + 1 = 4: 2 tiles + r. With more requests than blocks there is no such cut (no row).
     r = run(script, '--lengths', '0,130,70', '--blocks', '4', '--overheads', '0', '--r', '1')
@@ -77,7 +88,8 @@ def main() -> int:
     r = run(script, '--lengths', ','.join(map(str, lengths)), '--blocks', '40', '--overheads', '0',
             '--r', '0.5,1,2,3')
     assert r.returncode == 0, r.stderr
-    rows = {line.split()[0]: [float(x) for x in line.split()[3:]] for line in r.stdout.splitlines()[2:]}
+    rows = {line.split()[0]: [float(x) for x in line.split()[3:] if x not in ('equal', '1/block')]
+            for line in r.stdout.splitlines()[2:]}
     assert all(b <= x for b, x in zip(rows['optimal'], rows['1/block'])), rows
     r = run(script, '--lengths', '64', '--uniform', '64')
     assert r.returncode != 0 and 'KV_LEN:SPLITS' in r.stderr, (r.returncode, r.stderr)
@@ -90,13 +102,13 @@ def main() -> int:
     assert r.returncode == 0, r.stderr
     out = r.stdout.splitlines()
     assert out[0].startswith('requests 3, tiles 5, blocks 2'), out[0]
-    assert out[2].split() == ['1', '3', '2', '5'], out[2]
+    assert out[2].split() == ['1', '3', '2', '5', 'equal'], out[2]
     # Lengths 130, 0, 70 with no overhead: Q = 3; the empty request's units would start at 3, and
     # its piece goes to the share holding the unit before (split_plan.h piece_block): block 0, which
     # then has 3 tiles and 2 pieces (5 with r = 1); in block 1 (its own start) it would be 4.
     r = run(script, '--lengths', '130,0,70', '--blocks', '2', '--overheads', '0', '--r', '1')
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[2].split() == ['0', '3', '2', '5'], r.stdout
+    assert r.stdout.splitlines()[2].split() == ['0', '3', '2', '5', 'equal'], r.stdout
     # A file without kv_indptr: refused with a message, nothing printed as a result.
     bad = os.path.join(work, 'other.safetensors')
     write_safetensors(bad, 'qo_indptr', [0, 1])
