@@ -137,12 +137,11 @@ __device__ RequestRows request_rows(const PlanArgs& a, int64_t b) {
   return r;
 }
 
-// Piece s of the s_count pieces of request b, resolved (common::ResolvedItem; its keys as the
-// emulation cuts them: balanced::piece_keys, with a_share = at / q computed once for the request).
-__device__ ResolvedItem resolve_piece(const PlanArgs& a, int64_t b, const RequestRows& r, int64_t s, int64_t s_count,
-                                      int64_t at, int64_t a_share, int64_t q, int64_t part_base, int64_t item,
-                                      int64_t block) {
-  namespace bal = problem::balanced;
+// Piece s of the s_count pieces of request b with these keys, resolved (common::ResolvedItem): the
+// equal cut's (resolve_piece) and the one-piece cut's (one_piece_plan).
+__device__ __forceinline__ ResolvedItem resolved_item(int64_t b, const RequestRows& r, int64_t s, int64_t s_count,
+                                                      const problem::balanced::PieceKeys& keys, int64_t part_base,
+                                                      int64_t item, int64_t block) {
   ResolvedItem f;
   f.request = static_cast<int32_t>(b);
   f.split = static_cast<int32_t>(s);
@@ -151,13 +150,22 @@ __device__ ResolvedItem resolve_piece(const PlanArgs& a, int64_t b, const Reques
   f.len = r.len;
   f.q_row0 = r.q_row0;
   f.q_len = r.q_len;
-  const bal::PieceKeys keys = bal::piece_keys_from(at, a_share, s, s_count, q, a.unit_keys, f.len);
   f.first = static_cast<int32_t>(keys.first);
   f.end = static_cast<int32_t>(keys.end);
   f.part_base = part_base;
   f.item = static_cast<int32_t>(item);
   f.block = static_cast<int32_t>(block);
   return f;
+}
+
+// Piece s of the s_count pieces of request b under the equal cut, resolved; its keys as the
+// emulation cuts them: balanced::piece_keys, with a_share = at / q computed once for the request.
+__device__ ResolvedItem resolve_piece(const PlanArgs& a, int64_t b, const RequestRows& r, int64_t s, int64_t s_count,
+                                      int64_t at, int64_t a_share, int64_t q, int64_t part_base, int64_t item,
+                                      int64_t block) {
+  const problem::balanced::PieceKeys keys =
+      problem::balanced::piece_keys_from(at, a_share, s, s_count, q, a.unit_keys, r.len);
+  return resolved_item(b, r, s, s_count, keys, part_base, item, block);
 }
 
 // Request b's pieces of at most p units under the one-piece cut, in unsigned 32 bits: a length is an
@@ -220,20 +228,7 @@ __device__ __noinline__ void one_piece_plan(const PlanArgs& a, int64_t first, in
     a.part_start[b] = row;
     write_token_rows(a, b, row, static_cast<int32_t>(n));
     for (int64_t s = 0; s < n; ++s, ++item) {
-      ResolvedItem f;
-      f.request = static_cast<int32_t>(b);
-      f.split = static_cast<int32_t>(s);
-      f.splits = static_cast<int32_t>(n);
-      f.row0 = r.row0;
-      f.len = r.len;
-      f.q_row0 = r.q_row0;
-      f.q_len = r.q_len;
-      const problem::balanced::PieceKeys keys = one::piece_keys(per, s, n, unit, r.len);
-      f.first = static_cast<int32_t>(keys.first);
-      f.end = static_cast<int32_t>(keys.end);
-      f.part_base = row;
-      f.item = static_cast<int32_t>(item);
-      f.block = static_cast<int32_t>(item);
+      const ResolvedItem f = resolved_item(b, r, s, n, one::piece_keys(per, s, n, unit, r.len), row, item, item);
       a.item_resolved[item] = f;
       a.block_head[item] = f;
     }
