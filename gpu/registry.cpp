@@ -48,8 +48,9 @@ constexpr std::string_view kWhyHopper =
     "tile (gpu/hopper/config.h); splits: the mma family's wave model with this tile";
 constexpr Tunables kHopperPersistent{0, 0, false, hopper::kTileKeys};
 constexpr std::string_view kWhyHopperPersistent =
-    "the split-k hopper kernel's tiles and roles; one block per SM taking items of a chunked plan in turn, "
-    "chunk per batch: gpu/fast/split_rule.h with gpu/hopper/config.h's items per SM";
+    "the split-k hopper kernel's tiles and roles; one block per SM taking the items of a balanced plan in turn "
+    "(problem/split_plan.h: equal shares of the batch's tiles plus a request overhead, gpu/hopper/config.h; with "
+    "fewer requests than SMs one piece a block where its pieces are no longer), made by a kernel on the device";
 constexpr std::string_view kWhyHopperFp8 =
     "a producer warp (bulk copies of raw rows into a ring of 8 parts of 16 keys), two consumer warpgroups, "
     "64-key tiles decoded to bf16 by their owner (gpu/hopper/config.h); splits: the mma family's wave "
