@@ -12,7 +12,8 @@ dest=${1:-build/sass-tools}
 if [[ ! -x "$dest/bin/cuobjdump" || ! -x "$dest/bin/nvdisasm" ]]; then
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
-  python3 -m pip download -q --no-deps --disable-pip-version-check -d "$work" nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >&2
+  python3 -m venv "$work/venv"  # its own pip: Debian's python3 has none (scripts/test.sh makes a venv too)
+  "$work/venv/bin/pip" download -q --no-deps --disable-pip-version-check -d "$work" nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >&2
   mkdir -p "$dest/bin"
   for wheel in "$work"/*.whl; do
     python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$work/x"
