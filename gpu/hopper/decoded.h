@@ -342,12 +342,18 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
 // added to s in float32 once done (at box b + 2, the last two after the loop), in box order; else
 // K step h of every box accumulates onto sums[h] (two chains: consecutive products independent),
 // and s is their sum.
+// after_pv: called once this warpgroup's previous P·V is done (its products waited here, with the
+// first codes' loads in flight), before anything of this tile's products: where the kernel adds that
+// P·V's fresh sums to Oᵀ (attention.hip), so that they need not be waited at the end of their tile.
+template <class AfterPv>
 __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barrier* empty, const unsigned char* sq,
-                                        unsigned char* vtile, int n, int warp, int lane, uint32_t drain) {
+                                        unsigned char* vtile, int n, int warp, int lane, uint32_t drain,
+                                        AfterPv&& after_pv) {
   using Rows = Fp8Rows;
   typename Rows::Codes codes;
   Rows::load<kLoadBatch>(codes, 0, part, 0, lane);
   sm90::wgmma_wait<0>();  // this warpgroup's previous P·V reads the value tile rewritten below
+  after_pv();
   const uint64_t q_desc = sm90::smem_descriptor(sq, e4m3_q_layout().leading_bytes(), e4m3_q_layout().stride_bytes());
   const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
   uint32_t e4m3_rows[2];  // store_e4m3_value_box's: box position lane (+ 32) in its dim's Vᵀ row
