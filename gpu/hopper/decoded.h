@@ -362,20 +362,21 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
     e4m3_rows[half] =
         static_cast<uint32_t>(__cvta_generic_to_shared(vtile)) +
         static_cast<uint32_t>(e4m3_layout().offset_bytes(value_row_at(32 * half + lane), warp * kFp8PartRows));
-  Acc sums[2];
+  constexpr int kInFlight = kE4m3PromoteScores ? 3 : 2;  // boxes whose products may be pending
+  Acc sums[kInFlight];
   const auto promote = [&](int b) {  // kE4m3PromoteScores: box b's products are done, its sum into s
-    sm90::wgmma_fence_operand(sums[b % 2]);
+    sm90::wgmma_fence_operand(sums[b % kInFlight]);
 #pragma unroll
-    for (int l = 0; l < Acc::ne; ++l) s.x[l] = b == 0 ? sums[0].x[l] : s.x[l] + sums[b % 2].x[l];
+    for (int l = 0; l < Acc::ne; ++l) s.x[l] = b == 0 ? sums[0].x[l] : s.x[l] + sums[b % kInFlight].x[l];
   };
   sm90::WgFragA64x32e4m3 frag[KvTile::kBoxes][2];
 #pragma unroll
   for (int b = 0; b < KvTile::kBoxes; ++b) {
-    if (b >= 2) {
-      sm90::wgmma_wait<1>();  // box b - 2's products are done: its codes may go
+    if (b >= kInFlight) {
+      sm90::wgmma_wait<kInFlight - 1>();  // box b - kInFlight's products are done: its codes may go
 #pragma unroll
-      for (int h = 0; h < 2; ++h) sm90::wgmma_fence_fragment(frag[b - 2][h]);
-      if constexpr (kE4m3PromoteScores) promote(b - 2);
+      for (int h = 0; h < 2; ++h) sm90::wgmma_fence_fragment(frag[b - kInFlight][h]);
+      if constexpr (kE4m3PromoteScores) promote(b - kInFlight);
     }
     if (n < kTileKeys) {  // a split's last tile (a uniform branch): rows past its keys as zero codes
       if (row0 >= n) codes[b][0] = uint4{0u, 0u, 0u, 0u};
@@ -394,12 +395,12 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
       store_e4m3_value_box(codes[b], e4m3_rows,
                            static_cast<uint32_t>(b * (KvTile::kBoxDims / sm90::kCoreRows) * e4m3_layout().stride_bytes()));
 #pragma unroll
-    for (int c = 0; c < 2; ++c) sm90::wgmma_fence_operand(sums[c]);
+    for (int c = 0; c < kInFlight; ++c) sm90::wgmma_fence_operand(sums[c]);
     sm90::wgmma_fence();
 #pragma unroll
     for (int h = 0; h < 2; ++h)
       sm90::wgmma_m64n16k32_e4m3_rs(
-          sums[kE4m3PromoteScores ? b % 2 : h], frag[b][h],
+          sums[kE4m3PromoteScores ? b % kInFlight : h], frag[b][h],
           sm90::descriptor_advance(q_desc, e4m3_q_layout().offset_bytes(0, b * KvTile::kBoxDims + h * sm90::kWgK32)),
           kE4m3PromoteScores ? h > 0 : b > 0);
     sm90::wgmma_commit();
@@ -415,7 +416,7 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
   }
   sm90::wgmma_wait<0>();
 #pragma unroll
-  for (int b = KvTile::kBoxes - 2; b < KvTile::kBoxes; ++b) {
+  for (int b = KvTile::kBoxes - kInFlight; b < KvTile::kBoxes; ++b) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) sm90::wgmma_fence_fragment(frag[b][h]);
     if constexpr (kE4m3PromoteScores) promote(b);
