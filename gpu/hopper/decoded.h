@@ -337,11 +337,12 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
 // 4 t .. and 16 + 4 t .. (e4m3_qk_dim: Q is staged in that order). The value boxes go to the e4m3
 // value tile from the same codes (store_e4m3_value_box); rows past n as zero codes. The loads, the
 // part's release and the wait for this warpgroup's previous P·V as qk_decoded's. Box b's codes are
-// kept until its products are done: box b - 2's are waited at box b (wgmma_wait<1>) and pinned.
-// kE4m3PromoteScores (config.h): each box's two products go into a fresh accumulator (sums[b % 2]),
-// added to s in float32 once done (at box b + 2, the last two after the loop), in box order; else
-// K step h of every box accumulates onto sums[h] (two chains: consecutive products independent),
-// and s is their sum.
+// kept until its products are done. kE4m3PromoteScores (config.h): each box's two products go into
+// a fresh accumulator (sums[b % 3]), three boxes in flight: box b - 3's are waited at box b
+// (wgmma_wait<2>), its codes released and its sums added to s in float32 (the last three after the
+// loop), in box order (two in flight: the a8w8 tile 0.5 % slower, device call 12 of 2026-12-06's
+// twenty-third session); else K step h of every box accumulates onto sums[h] (two chains:
+// consecutive products independent), two boxes in flight, and s is their sum.
 // after_pv: called once this warpgroup's previous P·V is done (its products waited here, with the
 // first codes' loads in flight), before anything of this tile's products: where the kernel adds that
 // P·V's fresh sums to Oᵀ (attention.hip), so that they need not be waited at the end of their tile.
