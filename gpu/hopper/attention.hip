@@ -84,7 +84,9 @@
 // so the ring holds 15 parts, config.h), and P as e4m3 codes in the same layout. Every product of
 // two e4m3 values is exact in float32; the e4m3 product's own accumulation is kept to one box of
 // Q·Kᵀ and one tile of P·V (config.h kE4m3PromoteScores, kE4m3PromoteOutputs), each added to the
-// scores and Oᵀ in float32.
+// scores and Oᵀ in float32; a tile's P·V sums are added at the warpgroup's next tile, not waited for
+// at its own (its wait was the tile's largest stall: the tile 4 % faster, device call 12 of
+// 2026-12-06's twenty-third session).
 // MXFP4 Q and KV with f16 P, base 2 (a4w4): the a16w4 kernel with Q from the Q quantization's codes
 // and scales (stage_q_mxfp4, decoded to bf16 exactly), exp2 and a base-2 LSE, and P·V on f16
 // operands: P rounded to f16 and the value tile stored as V rounded to f16 (the emulation's P·V
@@ -594,11 +596,30 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         }
         rescale_outputs<true>(o, alpha);
       };
-      for (int t = (wg - first % 2 + 2) % 2; t < tiles; t += 2) {
+      // The all-fp8 kernels' promoted P·V (kE4m3PromoteOutputs): a tile's products go into these fresh
+      // accumulators and are added to Oᵀ in float32 once done, at this warpgroup's next tile (qk_e4m3's
+      // after_pv, whose wait the value tile's rewrite needs anyway) or after the token's last: so the
+      // warpgroup goes on to its next part's wait and loads while its P·V runs, where waiting right
+      // after the issue left it idle for the products' latency. The same additions in the same order
+      // (Oᵀ·α of the tile, plus its sums, before the other warpgroup's next α): the same bits.
+      constexpr bool kDeferredPv = kE4m3Pv && kE4m3PromoteOutputs;
+      [[maybe_unused]] Acc pv_sums[kOChunks];
+      [[maybe_unused]] auto add_pv_sums = [&] {
+#pragma unroll
+        for (int v = 0; v < kOChunks; ++v) {
+          sm90::wgmma_fence_operand(pv_sums[v]);
+#pragma unroll
+          for (int l = 0; l < Acc::ne; ++l) o[v].x[l] += pv_sums[v].x[l];
+        }
+        settle_outputs();
+      };
+      const int own_first = (wg - first % 2 + 2) % 2;  // this warpgroup's first tile of the token
+      for (int t = own_first; t < tiles; t += 2) {
         const int n = keys.keys_in(t);
         // This warp's part: its codes into registers, the part released once they are; the decode
         // and Q·Kᵀ, which write this warpgroup's value tile (its own P·V of tile t - 2 done first:
-        // waited below, or at qk_decoded's start where DecodedRows::kPvWaitedInQk).
+        // waited below, or at qk_decoded's or qk_e4m3's start where DecodedRows::kPvWaitedInQk or
+        // kDeferredPv).
         const int part = (first + t) * kFp8Parts + wg_warp;
         const int slot = ring_slot<kRingParts>(part);
         mma::bulk_barrier_wait(&full[slot], ring_phase<kRingParts>(part));
@@ -611,7 +632,11 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
           qk_decoded<DecodedRows>(s, smem + plan.stage + slot * kMxPartBytes, skew, &empty[slot], sq, own_v, n,
                                   wg_warp, lane, drain);
         } else if constexpr (kE4m3Pv) {
-          qk_e4m3(s, smem + plan.stage + slot * kFp8PartBytes, &empty[slot], sq, own_v, n, wg_warp, lane, drain);
+          qk_e4m3(s, smem + plan.stage + slot * kFp8PartBytes, &empty[slot], sq, own_v, n, wg_warp, lane, drain, [&] {
+            if constexpr (kDeferredPv) {
+              if (t > own_first) add_pv_sums();  // tile t - 2's P·V
+            }
+          });
         } else {
           qk_decoded<DecodedRows>(s, smem + plan.stage + slot * kFp8PartBytes, 0, &empty[slot], sq, own_v, n, wg_warp,
                                   lane, drain);
@@ -622,24 +647,15 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         softmax_step(s, n, alpha);  // publishes α and m' on the way
         if constexpr (kE4m3Pv && !kE4m3PromoteOutputs) {
           issue_pv_e4m3<kOChunks>(o, alpha, own_v, own_p);
-        } else if constexpr (kE4m3Pv) {
-          // The tile's P·V in fresh accumulators, waited here and added to Oᵀ in float32 (a split's
-          // sums do not run through the e4m3 product's own accumulation: issue_pv_e4m3_fresh).
+        } else if constexpr (kDeferredPv) {
+          // The tile's P·V in fresh accumulators (a split's sums do not run through the e4m3
+          // product's own accumulation: issue_pv_e4m3_fresh), added to Oᵀ by add_pv_sums.
           rescale_outputs<true>(o, alpha);
-          Acc tile_o[kOChunks];
-          issue_pv_e4m3_fresh<kOChunks>(tile_o, own_v, own_p);
-          sm90::wgmma_wait<0>();
-#pragma unroll
-          for (int v = 0; v < kOChunks; ++v) {
-            sm90::wgmma_fence_operand(tile_o[v]);
-#pragma unroll
-            for (int l = 0; l < Acc::ne; ++l) o[v].x[l] += tile_o[v].x[l];
-          }
-          settle_outputs();
+          issue_pv_e4m3_fresh<kOChunks>(pv_sums, own_v, own_p);
         } else {
           issue_pv<kOChunks, ValueLayout::dim_rows, kPvOperand, true>(o, alpha, own_v, own_p, 0);
         }
-        if constexpr (!DecodedRows::kPvWaitedInQk) {
+        if constexpr (!DecodedRows::kPvWaitedInQk && !kDeferredPv) {
           sm90::wgmma_wait<0>();
           settle_outputs();
         }
@@ -647,6 +663,12 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       if constexpr (DecodedRows::kPvWaitedInQk) {  // the token's last P·V
         sm90::wgmma_wait<0>();
         settle_outputs();
+      }
+      if constexpr (kDeferredPv) {
+        if (own_first < tiles) {  // the token's last P·V of this warpgroup
+          sm90::wgmma_wait<0>();
+          add_pv_sums();
+        }
       }
       if (tiles > 0 && (first + tiles - 1) % 2 != wg) take_stats(tiles - 1);
     } else {

@@ -337,17 +337,24 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
 // 4 t .. and 16 + 4 t .. (e4m3_qk_dim: Q is staged in that order). The value boxes go to the e4m3
 // value tile from the same codes (store_e4m3_value_box); rows past n as zero codes. The loads, the
 // part's release and the wait for this warpgroup's previous P·V as qk_decoded's. Box b's codes are
-// kept until its products are done: box b - 2's are waited at box b (wgmma_wait<1>) and pinned.
-// kE4m3PromoteScores (config.h): each box's two products go into a fresh accumulator (sums[b % 2]),
-// added to s in float32 once done (at box b + 2, the last two after the loop), in box order; else
-// K step h of every box accumulates onto sums[h] (two chains: consecutive products independent),
-// and s is their sum.
+// kept until its products are done. kE4m3PromoteScores (config.h): each box's two products go into
+// a fresh accumulator (sums[b % 3]), three boxes in flight: box b - 3's are waited at box b
+// (wgmma_wait<2>), its codes released and its sums added to s in float32 (the last three after the
+// loop), in box order (two in flight: the a8w8 tile 0.5 % slower, device call 12 of 2026-12-06's
+// twenty-third session); else K step h of every box accumulates onto sums[h] (two chains:
+// consecutive products independent), two boxes in flight, and s is their sum.
+// after_pv: called once this warpgroup's previous P·V is done (its products waited here, with the
+// first codes' loads in flight), before anything of this tile's products: where the kernel adds that
+// P·V's fresh sums to Oᵀ (attention.hip), so that they need not be waited at the end of their tile.
+template <class AfterPv>
 __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barrier* empty, const unsigned char* sq,
-                                        unsigned char* vtile, int n, int warp, int lane, uint32_t drain) {
+                                        unsigned char* vtile, int n, int warp, int lane, uint32_t drain,
+                                        AfterPv&& after_pv) {
   using Rows = Fp8Rows;
   typename Rows::Codes codes;
   Rows::load<kLoadBatch>(codes, 0, part, 0, lane);
   sm90::wgmma_wait<0>();  // this warpgroup's previous P·V reads the value tile rewritten below
+  after_pv();
   const uint64_t q_desc = sm90::smem_descriptor(sq, e4m3_q_layout().leading_bytes(), e4m3_q_layout().stride_bytes());
   const int row0 = warp * kFp8PartRows + lane / 4;  // tile rows row0 and row0 + 8
   uint32_t e4m3_rows[2];  // store_e4m3_value_box's: box position lane (+ 32) in its dim's Vᵀ row
@@ -356,20 +363,21 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
     e4m3_rows[half] =
         static_cast<uint32_t>(__cvta_generic_to_shared(vtile)) +
         static_cast<uint32_t>(e4m3_layout().offset_bytes(value_row_at(32 * half + lane), warp * kFp8PartRows));
-  Acc sums[2];
+  constexpr int kInFlight = kE4m3PromoteScores ? 3 : 2;  // boxes whose products may be pending
+  Acc sums[kInFlight];
   const auto promote = [&](int b) {  // kE4m3PromoteScores: box b's products are done, its sum into s
-    sm90::wgmma_fence_operand(sums[b % 2]);
+    sm90::wgmma_fence_operand(sums[b % kInFlight]);
 #pragma unroll
-    for (int l = 0; l < Acc::ne; ++l) s.x[l] = b == 0 ? sums[0].x[l] : s.x[l] + sums[b % 2].x[l];
+    for (int l = 0; l < Acc::ne; ++l) s.x[l] = b == 0 ? sums[0].x[l] : s.x[l] + sums[b % kInFlight].x[l];
   };
   sm90::WgFragA64x32e4m3 frag[KvTile::kBoxes][2];
 #pragma unroll
   for (int b = 0; b < KvTile::kBoxes; ++b) {
-    if (b >= 2) {
-      sm90::wgmma_wait<1>();  // box b - 2's products are done: its codes may go
+    if (b >= kInFlight) {
+      sm90::wgmma_wait<kInFlight - 1>();  // box b - kInFlight's products are done: its codes may go
 #pragma unroll
-      for (int h = 0; h < 2; ++h) sm90::wgmma_fence_fragment(frag[b - 2][h]);
-      if constexpr (kE4m3PromoteScores) promote(b - 2);
+      for (int h = 0; h < 2; ++h) sm90::wgmma_fence_fragment(frag[b - kInFlight][h]);
+      if constexpr (kE4m3PromoteScores) promote(b - kInFlight);
     }
     if (n < kTileKeys) {  // a split's last tile (a uniform branch): rows past its keys as zero codes
       if (row0 >= n) codes[b][0] = uint4{0u, 0u, 0u, 0u};
@@ -388,12 +396,12 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
       store_e4m3_value_box(codes[b], e4m3_rows,
                            static_cast<uint32_t>(b * (KvTile::kBoxDims / sm90::kCoreRows) * e4m3_layout().stride_bytes()));
 #pragma unroll
-    for (int c = 0; c < 2; ++c) sm90::wgmma_fence_operand(sums[c]);
+    for (int c = 0; c < kInFlight; ++c) sm90::wgmma_fence_operand(sums[c]);
     sm90::wgmma_fence();
 #pragma unroll
     for (int h = 0; h < 2; ++h)
       sm90::wgmma_m64n16k32_e4m3_rs(
-          sums[kE4m3PromoteScores ? b % 2 : h], frag[b][h],
+          sums[kE4m3PromoteScores ? b % kInFlight : h], frag[b][h],
           sm90::descriptor_advance(q_desc, e4m3_q_layout().offset_bytes(0, b * KvTile::kBoxDims + h * sm90::kWgK32)),
           kE4m3PromoteScores ? h > 0 : b > 0);
     sm90::wgmma_commit();
@@ -409,7 +417,7 @@ __device__ __forceinline__ void qk_e4m3(Acc& s, const unsigned char* part, Barri
   }
   sm90::wgmma_wait<0>();
 #pragma unroll
-  for (int b = KvTile::kBoxes - 2; b < KvTile::kBoxes; ++b) {
+  for (int b = KvTile::kBoxes - kInFlight; b < KvTile::kBoxes; ++b) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) sm90::wgmma_fence_fragment(frag[b][h]);
     if constexpr (kE4m3PromoteScores) promote(b);
