@@ -16,6 +16,7 @@ Static counts: a loop's skipped branches count too. Exit 2 when the file holds n
 import argparse
 import collections
 import re
+import signal
 import sys
 
 FUNCTION = re.compile(r"Function : (\S+)")
@@ -91,4 +92,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly
     sys.exit(main())
