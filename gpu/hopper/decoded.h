@@ -341,8 +341,9 @@ __device__ __forceinline__ void qk_decoded(Acc& s, const unsigned char* part, in
 // a fresh accumulator (sums[b % 3]), three boxes in flight: box b - 3's are waited at box b
 // (wgmma_wait<2>), its codes released and its sums added to s in float32 (the last three after the
 // loop), in box order (two in flight: the a8w8 tile 0.4-0.5 % slower in the one call that compared
-// them, device call 12 of 2026-12-06's twenty-third session); else K step h of every box accumulates onto sums[h] (two chains:
-// consecutive products independent), two boxes in flight, and s is their sum.
+// them, device call 12 of 2026-12-06's twenty-third session); else K step h of every box
+// accumulates onto sums[h] (two chains: consecutive products independent), two boxes in flight,
+// and s is their sum.
 // after_pv: called once this warpgroup's previous P·V is done (its products waited here, with the
 // first codes' loads in flight), before anything of this tile's products: where the kernel adds that
 // P·V's fresh sums to Oᵀ (attention.hip), so that they need not be waited at the end of their tile.
