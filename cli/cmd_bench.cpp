@@ -8,11 +8,13 @@
 // Nothing is printed that was not measured; without a GPU it says so and measures nothing.
 // --shard i/n times one share of the cases (cli/shard.h). --stamps (a -DMLACHECK_HOPPER_STAMPS=ON
 // build) adds under each row where its hopper blocks' time went, from one more untimed call
-// (gpu/stamps.h).
+// (gpu/stamps.h). --splits, --chunks, --overheads and --merge time variants of the matches (rows
+// STRATEGY@...): the measurements behind the split rule, the plans' tunables and the merge's place.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <stdexcept>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +67,9 @@ struct BenchOptions {
   // Request overheads (tiles) to time instead of each balanced persistent strategy's own; rows
   // STRATEGY@overhead=N.
   std::vector<int> overheads;
+  // Where each split-K strategy merges its partials instead of its family's rule (hopper:
+  // gpu::ClusterMerge); rows STRATEGY@merge=M.
+  std::vector<std::string> merges;  // rule, cluster, kernel (merge_named)
   std::optional<Shard> shard;  // --shard i/n: this share of the cases (cli/shard.h)
   // Persistent strategies with a balanced plan: the work list made by one untimed call per case and
   // reused by every timed call (DecodeParams::reuse_plan); rows STRATEGY@plan-once.
@@ -74,12 +79,35 @@ struct BenchOptions {
   bool stamps = false;
 };
 
+// --merge's names (gpu::to_string(ClusterMerge)); the option's check admits these three only.
+gpu::ClusterMerge merge_named(const std::string& name) {
+  for (const gpu::ClusterMerge m : {gpu::ClusterMerge::family_rule, gpu::ClusterMerge::cluster, gpu::ClusterMerge::kernel})
+    if (gpu::to_string(m) == name) return m;
+  throw std::invalid_argument("--merge: '" + name + "' is none of rule, cluster, kernel");
+}
+
+// Each split-K variant once per merge of --merge (none: as it is).
+void add_merge_variants(std::vector<gpu::Strategy>& out, gpu::Strategy v, const std::vector<std::string>& merges) {
+  if (merges.empty() || v.schedule != gpu::Schedule::split_k) {
+    out.push_back(std::move(v));
+    return;
+  }
+  for (const std::string& name : merges) {
+    const gpu::ClusterMerge m = merge_named(name);
+    gpu::Strategy w = v;
+    w.tunables.cluster_merge = m;
+    w.name += "@merge=" + std::string(gpu::to_string(m));
+    out.push_back(std::move(w));
+  }
+}
+
 // The strategies to time: the matches themselves, or with --splits each split-K match once per
-// forced split count.
+// forced split count, and with --merge each of those once per merge.
 std::vector<gpu::Strategy> bench_variants(const std::vector<const gpu::Strategy*>& matches,
                                           const std::vector<int>& splits,
                                           const std::vector<int>& chunks,
-                                          const std::vector<int>& overheads) {
+                                          const std::vector<int>& overheads,
+                                          const std::vector<std::string>& merges) {
   std::vector<gpu::Strategy> out;
   for (const gpu::Strategy* s : matches) {
     if (!overheads.empty() && s->schedule == gpu::Schedule::persistent) {
@@ -101,7 +129,7 @@ std::vector<gpu::Strategy> bench_variants(const std::vector<const gpu::Strategy*
       continue;
     }
     if (splits.empty() || s->schedule != gpu::Schedule::split_k) {
-      out.push_back(*s);
+      add_merge_variants(out, *s, merges);
       continue;
     }
     for (const int n : splits) {
@@ -109,7 +137,7 @@ std::vector<gpu::Strategy> bench_variants(const std::vector<const gpu::Strategy*
       v.tunables.split_rule = false;
       v.tunables.splits = n;
       v.name += "@splits=" + std::to_string(n);
-      out.push_back(std::move(v));
+      add_merge_variants(out, std::move(v), merges);
     }
   }
   return out;
@@ -170,7 +198,7 @@ int run_bench(const BenchOptions& o) {
   const std::vector<const gpu::Strategy*> matches = gpu::match_strategies(o.strategy);
   if (matches.empty())
     throw std::invalid_argument("no strategy matches '" + o.strategy + "' (see `mlacheck list`)");
-  const std::vector<gpu::Strategy> variants = bench_variants(matches, o.splits, o.chunks, o.overheads);
+  const std::vector<gpu::Strategy> variants = bench_variants(matches, o.splits, o.chunks, o.overheads, o.merges);
   if (o.shard) {
     fmt::print("mlacheck bench: {}{}\n", shard_summary(*o.shard, cases.size(), listed.size(), "cases"),
                cases.empty() ? "" : " (balanced by " + case_cost_rule() + ")");
@@ -350,6 +378,14 @@ void add_bench_command(CLI::App& app, Runner& run) {
                   "request overheads (tiles) instead of its own (comma-separated; rows "
                   "STRATEGY@overhead=N; other families refuse them)")
       ->delimiter(',');
+  sub->add_option("--merge", o->merges,
+                  "time each split-K strategy with each of these merges of its partials: rule (its family's "
+                  "choice), cluster (in the hopper kernel's clusters where they fit: 2 to 8 splits, every "
+                  "request's cluster at once; else the merge kernel), kernel (the merge kernel) "
+                  "(comma-separated; rows STRATEGY@merge=M; other families refuse all but rule)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"rule", "cluster", "kernel"}))
+      ->option_text("rule|cluster|kernel ...");
   sub->add_flag("--plan-once", o->plan_once,
                 "persistent strategies of a balanced plan (hopper): make the work list in one untimed "
                 "call per case and time calls that reuse it, as one decode step's layers share one plan "

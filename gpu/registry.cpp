@@ -161,6 +161,15 @@ std::string_view to_string(Schedule s) {
   return "?";
 }
 
+std::string_view to_string(ClusterMerge m) {
+  switch (m) {
+    case ClusterMerge::family_rule: return "rule";
+    case ClusterMerge::cluster: return "cluster";
+    case ClusterMerge::kernel: return "kernel";
+  }
+  return "?";
+}
+
 std::optional<std::string> Strategy::supports(const problem::Batch& batch,
                                               const problem::KvCache& cache) const {
   using std::to_string;

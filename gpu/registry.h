@@ -33,6 +33,14 @@ namespace mlacheck::gpu {
 enum class Schedule : uint8_t { single_pass, split_k, persistent };
 std::string_view to_string(Schedule);  // "single-pass", "split-k", "persistent"
 
+// Where a split-K batch's partials are merged (the hopper family; the other families refuse any
+// but family_rule): family_rule, the family's choice (gpu/hopper/launch.cpp: in the kernel's
+// clusters for bf16, by the merge kernel for the decoded kernels); cluster, in the kernel's clusters
+// wherever they can run (2 to 8 splits, every request's cluster at once), else by the merge kernel;
+// kernel, always by the merge kernel after the attention kernel.
+enum class ClusterMerge : uint8_t { family_rule, cluster, kernel };
+std::string_view to_string(ClusterMerge);  // "rule", "cluster", "kernel"
+
 struct Tunables {
   int threads = 0;  // threads per attention block (portable); 0: the kernel's own (mma: kWarps warps)
   int splits = 0;   // split-K splits per request (fixed); unused with split_rule
@@ -50,6 +58,8 @@ struct Tunables {
   // The hopper family's bf16 kernel, where some q_len > 1: a request's query tokens taken
   // gpu/hopper/config.h kMaxPack at a time, each tile copied once for them; false: one at a time.
   bool pack_tokens = true;
+  // Split-K: where the partials are merged (ClusterMerge); bench --merge sets it.
+  ClusterMerge cluster_merge = ClusterMerge::family_rule;
 };
 
 struct Strategy {

@@ -33,6 +33,9 @@ std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
   if (s.tunables.balanced_overhead >= 0)
     return "the mma kernels' persistent schedule takes chunked work items, not a balanced plan's "
            "(a request overhead is the hopper family's tunable)";
+  if (s.tunables.cluster_merge != ClusterMerge::family_rule)
+    return "the mma kernels merge split-K by the merge kernel only (the merge in clusters is the hopper "
+           "family's)";
   return std::nullopt;
 }
 

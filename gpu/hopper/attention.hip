@@ -93,12 +93,14 @@
 // operand type; exact for scales 104..140), each decoded bf16 pair converted by one cvt. (P as its
 // exact high and low bf16 parts against the bf16 value tile, two P·V products a tile, ran at
 // 850 µs at 256 x 8192 against 548; device run 1 of 2026-12-03's seventh session.)
-// Split-K with 2 to 8 splits, bf16 (Fused): the blocks of one request's splits form a thread-block
+// Split-K with 2 to 8 splits, every instance (Fused): the blocks of one request's splits form a thread-block
 // cluster; each writes its partial of a token to the workspace as for the merge kernel, and once all
 // are written (an mbarrier each block's thread 0 arrives on in every peer, after one release fence:
 // barrier.cluster would need the producer warp, which has left) the blocks merge the token's output
 // from L2 between them (gpu/sm90/cluster_merge.h, the merge kernel's float operations): no second
-// kernel.
+// kernel. The decoded kernels load two splits' rows at a time there, not eight: with eight in
+// flight the all-fp8 kernel's long-lived values spilled (170 bytes, reloaded in its tile loop;
+// ptxas -v), with two none do; the additions are the same, in split order.
 // Query tokens of one request (q_len > 1, bf16, Pack = kMaxPack): taken two at a time, each tile
 // copied once for the group (the union of its tokens' keys: every token's keys start at the split's
 // first). The products are the issue's "16 heads x q_len packed": Sᵀ = K Qᵀ and Oᵀ = Vᵀ Pᵀ with N =
@@ -180,9 +182,9 @@ __device__ __forceinline__ void stamp(StampPoint p, bool now = true) {
 #endif
 }
 
-// Chunked: the persistent schedule's item queue (ItemSource), else a block per item. Fused (split-K,
-// bf16): the a.num_splits blocks of a request form a thread-block cluster and merge their partials
-// from L2 in it (gpu/sm90/cluster_merge.h), writing out and lse; no merge kernel follows.
+// Chunked: the persistent schedule's item queue (ItemSource), else a block per item. Fused
+// (split-K): the a.num_splits blocks of a request form a thread-block cluster and merge their
+// partials from L2 in it (gpu/sm90/cluster_merge.h), writing out and lse; no merge kernel follows.
 template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base, bool Chunked, bool Fused, int Pack>
 __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     hopper_attention_kernel(AttentionArgs a, const __grid_constant__ KvMaps kv_maps) {
@@ -191,7 +193,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
                     (Kv == problem::KvFormat::mxfp4 && P == problem::PFormat::f16 && Base == problem::SoftmaxBase::two),
                 "bf16, fp8 or MXFP4 KV with bf16 P, fp8 KV with fp8 P, base e; MXFP4 KV with f16 P, base 2 "
                 "(instances.h)");
-  static_assert(!Fused || (Kv == problem::KvFormat::bf16 && !Chunked), "the merge in a cluster: bf16 split-K");
+  static_assert(!Fused || !Chunked, "the merge in a cluster: split-K");
   static_assert(Pack == 1 || (Kv == problem::KvFormat::bf16 && Pack <= kMaxPack),
                 "tokens packed: bf16 (the decoded kernels' Oᵀ of 512 dims fills their registers)");
   constexpr bool kMxfp4 = Kv == problem::KvFormat::mxfp4;
@@ -333,8 +335,6 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
 
   int iter = 0;  // tiles consumed so far: the ring's stage and phase, as the producer counts them
   int tokens_done = 0;  // Fused: the cluster barriers' phase
-  Barrier* cluster_bars = reinterpret_cast<Barrier*>(smem + plan.cluster_bars);
-  auto* scratch = reinterpret_cast<sm90::ClusterMergeScratch*>(smem + plan.scratch);
   for (TokenCursor<false, Chunked, Pack> c(a, items); c.more; c.advance(a)) {
     const WorkItem& w = c.w;
     // The group's tokens i0 .. i0 + group - 1 of the request (query rows token0 ..): its tiles are
@@ -931,11 +931,13 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         // then thread 0's release fence and arrival on each peer), merged by all of them from L2,
         // block w.split (its rank) taking its share of the chunks. Each token has rows of its own,
         // so no block waits for the peers' reads before it goes on.
+        Barrier* cluster_bars = reinterpret_cast<Barrier*>(smem + plan.cluster_bars);
+        auto* scratch = reinterpret_cast<sm90::ClusterMergeScratch*>(smem + plan.scratch);
         if (tid == 0) sm90::cluster_barrier_arrive_all(&cluster_bars[kPartialsWritten], static_cast<uint32_t>(w.splits));
         sm90::cluster_barrier_wait(&cluster_bars[kPartialsWritten], tokens_done & 1);
         const int64_t first_row = part_base + i * w.splits;
-        sm90::cluster_merge_rows(a.part_o + first_row * kNumHeads * kVDim, a.part_lse + first_row * kNumHeads, w.splits,
-                                 w.split, false, a.out + token * kNumHeads * kVDim,
+        sm90::cluster_merge_rows<kFp8 ? 2 : sm90::kMaxClusterSplits>(a.part_o + first_row * kNumHeads * kVDim, a.part_lse + first_row * kNumHeads, w.splits,
+                                 w.split, kBase2, a.out + token * kNumHeads * kVDim,
                                  a.lse != nullptr ? a.lse + token * kNumHeads : nullptr, *scratch, kConsumerThreads,
                                  [] { consumer_sync(); });
         consumer_sync();  // the scratch is the next token's
@@ -973,6 +975,8 @@ void launch_kernel(const AttentionArgs& args, const KvMaps& maps, int64_t blocks
                    hipStream_t stream) {
   constexpr common::Instance in = kInstances[I];
   constexpr int kSharedBytes = kPlan<in.kv, Fused, Pack, in.p>.bytes;
+  static_assert(plan_fits(kPlan<in.kv, Fused, Pack, in.p>, in.kv != problem::KvFormat::bf16),
+                "the instance's shared-memory plan exceeds sm_90's 227 KB or misaligns");
   opt_in<I, Chunked, Fused, Pack>();
   // A fused kernel's clusters are a request's num_splits blocks.
   const common::LaunchShape shape{dim3(static_cast<unsigned>(blocks)), dim3(kThreads<in.kv, Pack>),
@@ -984,10 +988,7 @@ void launch_kernel(const AttentionArgs& args, const KvMaps& maps, int64_t blocks
 template <std::size_t I, int Pack>
 void launch_packed(const AttentionArgs& args, const KvMaps& maps, int64_t blocks, bool fused,
                    common::KernelStart start, hipStream_t stream) {
-  if constexpr (kInstances[I].kv == problem::KvFormat::bf16) {
-    if (fused) return launch_kernel<I, false, true, Pack>(args, maps, blocks, start, stream);
-  }
-  if (fused) throw std::logic_error("hopper: the merge in a cluster is compiled for bf16 caches only");
+  if (fused) return launch_kernel<I, false, true, Pack>(args, maps, blocks, start, stream);
   if (args.item_start != nullptr) launch_kernel<I, true, false, Pack>(args, maps, blocks, start, stream);
   else launch_kernel<I, false, false, Pack>(args, maps, blocks, start, stream);
 }
@@ -1055,33 +1056,47 @@ bool launch_attention_fused_packed(std::size_t instance, const AttentionArgs& ar
   return true;
 }
 
-int cluster_merge_capacity(std::size_t instance, int splits) {
-  if (splits < 2 || splits > sm90::kMaxClusterSplits || instance >= kInstances.size() ||
-      kInstances[instance].kv != problem::KvFormat::bf16)
-    return 0;
-  // Clusters of `splits` blocks of one SM's shared memory each must fit on a GPC; asked of the
-  // runtime once per split count (bf16 is instance 0: static_assert below). The packed kernel's
-  // blocks (384 threads, kPlan<bf16, true, kMaxPack>) hold one SM each too: the same clusters fit.
-  static_assert(kInstances[0].kv == problem::KvFormat::bf16);
-  // One block per SM for both (sm_90: 228 KB of shared memory an SM, 1 KB of it reserved per block).
-  static_assert(2 * (kPlan<problem::KvFormat::bf16, true>.bytes + 1024) > 233472 &&
-                    2 * (kPlan<problem::KvFormat::bf16, true, kMaxPack>.bytes + 1024) > 233472,
+namespace {
+
+// How many clusters of `splits` blocks of instance I's fused kernel run at once: asked of the
+// runtime once per instance and split count (clusters of blocks of one SM's shared memory each must
+// fit on a GPC). The packed kernel's blocks (384 threads, kPlan<bf16, true, kMaxPack>) hold one SM
+// each too: the same clusters fit.
+template <std::size_t I>
+int fused_capacity(int splits) {
+  constexpr common::Instance in = kInstances[I];
+  // One block per SM (sm_90: 228 KB of shared memory an SM, 1 KB of it reserved per block).
+  static_assert(2 * (kPlan<in.kv, true, 1, in.p>.bytes + 1024) > 233472 &&
+                    (in.kv != problem::KvFormat::bf16 || 2 * (kPlan<in.kv, true, kMaxPack, in.p>.bytes + 1024) > 233472),
                 "the fused kernels hold one SM a block, packed or not");
   static int capacity[sm90::kMaxClusterSplits + 1] = {};  // 0 unknown, -1 none
   int& known = capacity[splits];
   if (known == 0) {
-    opt_in<0, false, true>();
+    opt_in<I, false, true>();
     const common::NvidiaLaunchConfig launch(
-        common::LaunchShape{dim3(static_cast<unsigned>(splits)), dim3(kThreads<problem::KvFormat::bf16>),
-                            static_cast<std::size_t>(kPlan<problem::KvFormat::bf16, true>.bytes),
-                            static_cast<unsigned>(splits)},
+        common::LaunchShape{dim3(static_cast<unsigned>(splits)), dim3(kThreads<in.kv>),
+                            static_cast<std::size_t>(kPlan<in.kv, true, 1, in.p>.bytes), static_cast<unsigned>(splits)},
         nullptr, common::KernelStart::after_previous);
     int clusters = 0;
-    const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kKernel<0, false, true>, &launch.config);
+    const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kKernel<I, false, true>, &launch.config);
     known = e == cudaSuccess && clusters > 0 ? clusters : -1;
     if (e != cudaSuccess) static_cast<void>(cudaGetLastError());  // a refusal is an answer, not an error
   }
   return known > 0 ? known : 0;
+}
+
+template <std::size_t... I>
+int fused_capacity_of(std::size_t instance, int splits, std::index_sequence<I...>) {
+  int capacity = 0;
+  ((instance == I ? static_cast<void>(capacity = fused_capacity<I>(splits)) : void()), ...);
+  return capacity;
+}
+
+}  // namespace
+
+int cluster_merge_capacity(std::size_t instance, int splits) {
+  if (splits < 2 || splits > sm90::kMaxClusterSplits || instance >= kInstances.size()) return 0;
+  return fused_capacity_of(instance, splits, std::make_index_sequence<kInstances.size()>());
 }
 
 }  // namespace mlacheck::gpu::hopper

@@ -39,6 +39,9 @@ std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
     return "the hopper kernel's softmax step is its tile of " + to_string(kTileKeys) + " keys";
   if (s.schedule == Schedule::single_pass)
     return "the hopper kernels run split-K or persistent (one split is a single pass)";
+  if (s.schedule != Schedule::split_k && s.tunables.cluster_merge != ClusterMerge::family_rule)
+    return "the hopper persistent kernels merge by the merge kernel only (the merge in clusters is "
+           "split-K's)";
   if (const auto cc = device_compute_capability(); cc && *cc != 90)
     return "the hopper kernels are sm_90a code; this GPU is compute capability " +
            to_string(*cc / 10) + "." + to_string(*cc % 10);

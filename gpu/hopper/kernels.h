@@ -29,8 +29,8 @@ bool launch_attention_packed(std::size_t instance, const common::AttentionArgs& 
 bool launch_attention_fused_packed(std::size_t instance, const common::AttentionArgs& args, int64_t blocks,
                                    StreamHandle stream, common::KernelStart start);
 // How many clusters of the fused kernel for this instance and split count run at once on the
-// current device (the runtime's cudaOccupancyMaxActiveClusters); 0 where it does not run: not a
-// bf16 instance, or splits outside 2..8 (the portable cluster size).
+// current device (the runtime's cudaOccupancyMaxActiveClusters); 0 where it does not run: splits
+// outside 2..8 (the portable cluster size), or clusters of that size that do not fit.
 int cluster_merge_capacity(std::size_t instance, int splits);
 
 }  // namespace mlacheck::gpu::hopper

@@ -12,6 +12,7 @@
 #include "gpu/hopper/family.h"
 #include "gpu/hopper/instances.h"
 #include "gpu/hopper/kernels.h"
+#include "gpu/hopper/merge_choice.h"
 #include "problem/shape.h"
 
 namespace mlacheck::gpu::hopper {
@@ -70,8 +71,9 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   // against 156.4; with the merge from L2 (device run 7 of 2026-12-03), 4 x 1024 with 8 splits
   // fused 16.8 against 23.7 for the merge kernel (16-block clusters: gpu/sm90/cluster_merge.h).
   // Persistent: one block per SM (the shared-memory plan allows one), each taking items in turn.
-  const bool fused = plan.num_splits > 0 && !p.keep_partials && p.num_requests > 0 &&
-                     p.num_requests <= cluster_merge_capacity(*instance, plan.num_splits);
+  // Where the partials merge: gpu/hopper/merge_choice.h (the family's rule, or bench --merge's).
+  const bool fused = merges_in_clusters(s.tunables.cluster_merge, r.kv, plan.num_splits, p.num_requests,
+                                        p.keep_partials, cluster_merge_capacity(*instance, plan.num_splits));
   const bool persistent = plan.chunk_keys > 0 || plan.is_balanced();
   // Query tokens of a request taken together (bf16): where some request has q_len > 1 (more query
   // rows than requests), unless the strategy asks for one at a time.

@@ -25,6 +25,9 @@ std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
   if (s.tunables.threads != kThreads)
     return "threads " + to_string(s.tunables.threads) + ": the portable kernel is compiled for " +
            to_string(kThreads);
+  if (s.tunables.cluster_merge != ClusterMerge::family_rule)
+    return "the portable kernel merges split-K by the merge kernel only (the merge in clusters is the "
+           "hopper family's)";
   return std::nullopt;
 }
 

@@ -42,8 +42,9 @@ struct ClusterMergeScratch {
 // (o normalized: fl32(acc / l), after the recipe's partial format); part_lse: [splits][16] (the
 // softmax's own base, -inf for a split with no visible key). out: the token's [16, 512] bf16 rows;
 // lse: its [16] (natural log), or nullptr. The rows are read at L2 (ld.global.cg): they were
-// written by other SMs during this kernel.
-template <class LocalSync>
+// written by other SMs during this kernel. InFlight: how many splits' chunks are loaded before they
+// are added (fewer registers; the same additions in split order).
+template <int InFlight = kMaxClusterSplits, class LocalSync>
 __device__ inline void cluster_merge_rows(const float* part_o, const float* part_lse, int splits, int rank,
                                           bool base2, uint16_t* out, float* lse, ClusterMergeScratch& scratch,
                                           int threads, LocalSync local_sync) {
@@ -92,13 +93,13 @@ __device__ inline void cluster_merge_rows(const float* part_o, const float* part
     if (!merge::empty_row(scratch.big[h])) {
       // The splits' chunks all loaded before they are used, then added in split order.
       const auto* row = reinterpret_cast<const float4*>(part_o + h * kVDim + d);
-      for (int first = 0; first < splits; first += kMaxClusterSplits) {
-        float4 part[kMaxClusterSplits];
+      for (int first = 0; first < splits; first += InFlight) {
+        float4 part[InFlight];
 #pragma unroll
-        for (int k = 0; k < kMaxClusterSplits; ++k)
+        for (int k = 0; k < InFlight; ++k)
           if (first + k < splits) part[k] = __ldcg(row + (first + k) * split_stride / 4);
 #pragma unroll
-        for (int k = 0; k < kMaxClusterSplits; ++k) {
+        for (int k = 0; k < InFlight; ++k) {
           if (first + k >= splits) break;
           const float4 v = part[k];
           const float w = scratch.weight[h][first + k];

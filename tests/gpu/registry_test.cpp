@@ -174,6 +174,37 @@ TEST(GpuRegistry, EveryEntryHasAKernelInstanceAndSupportsItsOwnCache) {
   }
 }
 
+// Where split-K merges (Tunables::cluster_merge, bench --merge): the hopper split-K strategies take
+// every choice; the other families and the hopper persistent ones refuse all but the family's rule,
+// saying why, so that no bench row named @merge=cluster runs a merge it does not name.
+TEST(GpuRegistry, OnlyHopperSplitKTakesAMergeChoice) {
+  const problem::Batch batch = problem::Batch::uniform(2, 100);
+  int taken = 0, refused = 0;
+  for (const Strategy& base : strategies()) {
+    problem::KvCache cache = cache_of(base.recipe.kv, batch.cache_rows());
+    cache.fp8_format = base.recipe.fp8;
+    for (const ClusterMerge m : {ClusterMerge::cluster, ClusterMerge::kernel}) {
+      Strategy s = base;
+      s.tunables.cluster_merge = m;
+      SCOPED_TRACE(s.name + " @merge=" + std::string(to_string(m)));
+      const auto why = s.supports(batch, cache);
+      if (s.family->id == FamilyId::hopper && s.schedule == Schedule::split_k) {
+        EXPECT_EQ(why, std::nullopt);
+        ++taken;
+      } else {
+        ASSERT_TRUE(why.has_value());
+        EXPECT_NE(why->find("merge"), std::string::npos) << *why;
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GE(taken, 2 * 7) << "every hopper recipe's split-K, both choices";
+  EXPECT_GT(refused, taken);
+  EXPECT_EQ(to_string(ClusterMerge::family_rule), "rule");
+  EXPECT_EQ(to_string(ClusterMerge::cluster), "cluster");
+  EXPECT_EQ(to_string(ClusterMerge::kernel), "kernel");
+}
+
 TEST(GpuRegistry, UnsupportedIsAnExplicitAnswer) {
   const problem::Batch batch = problem::Batch::uniform(2, 100);
   const Strategy& a8w8 = *find_strategy("a8w8/split-k/portable");

@@ -1,0 +1,40 @@
+// gpu/hopper/merge_choice.h (every build): where the hopper split-K merges its partials. The family's
+// rule merges in the clusters for bf16 only; `cluster` (bench --merge cluster) for every recipe;
+// `kernel` never; and none of them where the clusters cannot all run at once, where the caller reads
+// the partials back, or where the plan has no splits (persistent). The device side of the same
+// choice, both merges' bits equal for every recipe, is tests/gpu/hopper_fused_test.cpp.
+#include <gtest/gtest.h>
+
+#include "gpu/hopper/merge_choice.h"
+
+namespace mlacheck::gpu::hopper {
+namespace {
+
+using problem::KvFormat;
+
+TEST(GpuHopperMergeChoice, TheRuleMergesBf16InItsClustersOnly) {
+  EXPECT_TRUE(merges_in_clusters(ClusterMerge::family_rule, KvFormat::bf16, 2, 64, false, 66));
+  for (const KvFormat kv : {KvFormat::fp8, KvFormat::mxfp4})
+    EXPECT_FALSE(merges_in_clusters(ClusterMerge::family_rule, kv, 2, 64, false, 66));
+}
+
+TEST(GpuHopperMergeChoice, ClusterAndKernelAreTakenAsAsked) {
+  for (const KvFormat kv : {KvFormat::bf16, KvFormat::fp8, KvFormat::mxfp4}) {
+    EXPECT_TRUE(merges_in_clusters(ClusterMerge::cluster, kv, 8, 4, false, 16));
+    EXPECT_FALSE(merges_in_clusters(ClusterMerge::kernel, kv, 8, 4, false, 16));
+  }
+}
+
+TEST(GpuHopperMergeChoice, NeverWhereTheClustersCannotAllRunOrThePartialsAreRead) {
+  for (const ClusterMerge m : {ClusterMerge::family_rule, ClusterMerge::cluster}) {
+    EXPECT_TRUE(merges_in_clusters(m, KvFormat::bf16, 2, 66, false, 66));    // every cluster at once
+    EXPECT_FALSE(merges_in_clusters(m, KvFormat::bf16, 2, 67, false, 66));   // a second wave
+    EXPECT_FALSE(merges_in_clusters(m, KvFormat::bf16, 2, 4, false, 0));     // no cluster fits
+    EXPECT_FALSE(merges_in_clusters(m, KvFormat::bf16, 2, 4, true, 66));     // partials read back
+    EXPECT_FALSE(merges_in_clusters(m, KvFormat::bf16, 0, 4, false, 66));    // a persistent plan
+    EXPECT_FALSE(merges_in_clusters(m, KvFormat::bf16, 2, 0, false, 66));    // no request
+  }
+}
+
+}  // namespace
+}  // namespace mlacheck::gpu::hopper
