@@ -9,18 +9,20 @@
 
 namespace mlacheck::gpu::hopper {
 
-// splits: the plan's splits per request (0 for a persistent plan); capacity: how many clusters of
-// that many blocks run at once (cluster_merge_capacity: 0 where none). In the clusters only where
+// splits: the plan's splits per request (0 for a persistent plan); capacity(): how many clusters of
+// that many blocks run at once (cluster_merge_capacity: 0 where none), asked last, only where
+// everything else says yes (it is a runtime query, once per instance and split count). In the clusters only where
 // every request's cluster runs at once (a second wave of clusters cost more than the merge kernel:
 // gpu/hopper/launch.cpp) and the caller does not read the partials back. The family's rule: bf16
 // only. The decoded kernels' merge in their clusters (the same float operations) measured no faster
 // than their merge kernel on an H100: 4 x 1024 1-3 % slower, 64 x 8192 within 1 % (docs/PERF.md,
 // device call 10 of 2026-12-06's twenty-fourth session, with a second change beside it).
+template <class Capacity>
 constexpr bool merges_in_clusters(ClusterMerge choice, problem::KvFormat kv, int splits, int64_t requests,
-                                  bool keep_partials, int capacity) {
+                                  bool keep_partials, Capacity&& capacity) {
   const bool wanted = choice == ClusterMerge::cluster ||
                       (choice == ClusterMerge::family_rule && kv == problem::KvFormat::bf16);
-  return wanted && splits > 0 && !keep_partials && requests > 0 && requests <= capacity;
+  return wanted && splits > 0 && !keep_partials && requests > 0 && requests <= capacity();
 }
 
 }  // namespace mlacheck::gpu::hopper

@@ -12,28 +12,48 @@ namespace {
 
 using problem::KvFormat;
 
+// merges_in_clusters with a fixed capacity, counting how often it was asked.
+int asked = 0;
+bool choose(ClusterMerge m, KvFormat kv, int splits, int64_t requests, bool keep_partials, int capacity) {
+  return merges_in_clusters(m, kv, splits, requests, keep_partials, [&] {
+    ++asked;
+    return capacity;
+  });
+}
+
 TEST(GpuHopperMergeChoice, TheRuleMergesBf16InItsClustersOnly) {
-  EXPECT_TRUE(merges_in_clusters(ClusterMerge::family_rule, KvFormat::bf16, 2, 64, false, 66));
+  EXPECT_TRUE(choose(ClusterMerge::family_rule, KvFormat::bf16, 2, 64, false, 66));
   for (const KvFormat kv : {KvFormat::fp8, KvFormat::mxfp4})
-    EXPECT_FALSE(merges_in_clusters(ClusterMerge::family_rule, kv, 2, 64, false, 66));
+    EXPECT_FALSE(choose(ClusterMerge::family_rule, kv, 2, 64, false, 66));
 }
 
 TEST(GpuHopperMergeChoice, ClusterAndKernelAreTakenAsAsked) {
   for (const KvFormat kv : {KvFormat::bf16, KvFormat::fp8, KvFormat::mxfp4}) {
-    EXPECT_TRUE(merges_in_clusters(ClusterMerge::cluster, kv, 8, 4, false, 16));
-    EXPECT_FALSE(merges_in_clusters(ClusterMerge::kernel, kv, 8, 4, false, 16));
+    EXPECT_TRUE(choose(ClusterMerge::cluster, kv, 8, 4, false, 16));
+    EXPECT_FALSE(choose(ClusterMerge::kernel, kv, 8, 4, false, 16));
   }
 }
 
 TEST(GpuHopperMergeChoice, NeverWhereTheClustersCannotAllRunOrThePartialsAreRead) {
   for (const ClusterMerge m : {ClusterMerge::family_rule, ClusterMerge::cluster}) {
-    EXPECT_TRUE(merges_in_clusters(m, KvFormat::bf16, 2, 66, false, 66));    // every cluster at once
-    EXPECT_FALSE(merges_in_clusters(m, KvFormat::bf16, 2, 67, false, 66));   // a second wave
-    EXPECT_FALSE(merges_in_clusters(m, KvFormat::bf16, 2, 4, false, 0));     // no cluster fits
-    EXPECT_FALSE(merges_in_clusters(m, KvFormat::bf16, 2, 4, true, 66));     // partials read back
-    EXPECT_FALSE(merges_in_clusters(m, KvFormat::bf16, 0, 4, false, 66));    // a persistent plan
-    EXPECT_FALSE(merges_in_clusters(m, KvFormat::bf16, 2, 0, false, 66));    // no request
+    EXPECT_TRUE(choose(m, KvFormat::bf16, 2, 66, false, 66));    // every cluster at once
+    EXPECT_FALSE(choose(m, KvFormat::bf16, 2, 67, false, 66));   // a second wave
+    EXPECT_FALSE(choose(m, KvFormat::bf16, 2, 4, false, 0));     // no cluster fits
+    EXPECT_FALSE(choose(m, KvFormat::bf16, 2, 4, true, 66));     // partials read back
+    EXPECT_FALSE(choose(m, KvFormat::bf16, 0, 4, false, 66));    // a persistent plan
+    EXPECT_FALSE(choose(m, KvFormat::bf16, 2, 0, false, 66));    // no request
   }
+}
+
+// The capacity is a runtime query: asked only where the answer depends on it.
+TEST(GpuHopperMergeChoice, TheCapacityIsAskedOnlyWhereItDecides) {
+  asked = 0;
+  EXPECT_FALSE(choose(ClusterMerge::family_rule, KvFormat::fp8, 2, 64, false, 66));
+  EXPECT_FALSE(choose(ClusterMerge::kernel, KvFormat::bf16, 2, 64, false, 66));
+  EXPECT_FALSE(choose(ClusterMerge::cluster, KvFormat::bf16, 2, 64, true, 66));
+  EXPECT_EQ(asked, 0);
+  EXPECT_TRUE(choose(ClusterMerge::cluster, KvFormat::fp8, 2, 64, false, 66));
+  EXPECT_EQ(asked, 1);
 }
 
 }  // namespace
