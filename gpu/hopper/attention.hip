@@ -936,10 +936,11 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         if (tid == 0) sm90::cluster_barrier_arrive_all(&cluster_bars[kPartialsWritten], static_cast<uint32_t>(w.splits));
         sm90::cluster_barrier_wait(&cluster_bars[kPartialsWritten], tokens_done & 1);
         const int64_t first_row = part_base + i * w.splits;
-        sm90::cluster_merge_rows<kFp8 ? 2 : sm90::kMaxClusterSplits>(a.part_o + first_row * kNumHeads * kVDim, a.part_lse + first_row * kNumHeads, w.splits,
-                                 w.split, kBase2, a.out + token * kNumHeads * kVDim,
-                                 a.lse != nullptr ? a.lse + token * kNumHeads : nullptr, *scratch, kConsumerThreads,
-                                 [] { consumer_sync(); });
+        constexpr int kMergeInFlight = kFp8 ? 2 : sm90::kMaxClusterSplits;  // the decoded kernels' registers
+        sm90::cluster_merge_rows<kMergeInFlight>(
+            a.part_o + first_row * kNumHeads * kVDim, a.part_lse + first_row * kNumHeads, w.splits, w.split, kBase2,
+            a.out + token * kNumHeads * kVDim, a.lse != nullptr ? a.lse + token * kNumHeads : nullptr, *scratch,
+            kConsumerThreads, [] { consumer_sync(); });
         consumer_sync();  // the scratch is the next token's
       }
       stamp(StampPoint::merged, tokens_done == 0);
@@ -1067,7 +1068,8 @@ int fused_capacity(int splits) {
   constexpr common::Instance in = kInstances[I];
   // One block per SM (sm_90: 228 KB of shared memory an SM, 1 KB of it reserved per block).
   static_assert(2 * (kPlan<in.kv, true, 1, in.p>.bytes + 1024) > 233472 &&
-                    (in.kv != problem::KvFormat::bf16 || 2 * (kPlan<in.kv, true, kMaxPack, in.p>.bytes + 1024) > 233472),
+                    (in.kv != problem::KvFormat::bf16 ||
+                     2 * (kPlan<in.kv, true, kMaxPack, in.p>.bytes + 1024) > 233472),
                 "the fused kernels hold one SM a block, packed or not");
   static int capacity[sm90::kMaxClusterSplits + 1] = {};  // 0 unknown, -1 none
   int& known = capacity[splits];

@@ -72,8 +72,9 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   // fused 16.8 against 23.7 for the merge kernel (16-block clusters: gpu/sm90/cluster_merge.h).
   // Persistent: one block per SM (the shared-memory plan allows one), each taking items in turn.
   // Where the partials merge: gpu/hopper/merge_choice.h (the family's rule, or bench --merge's).
-  const bool fused = merges_in_clusters(s.tunables.cluster_merge, r.kv, plan.num_splits, p.num_requests,
-                                        p.keep_partials, [&] { return cluster_merge_capacity(*instance, plan.num_splits); });
+  const bool fused =
+      merges_in_clusters(s.tunables.cluster_merge, r.kv, plan.num_splits, p.num_requests, p.keep_partials,
+                         [&] { return cluster_merge_capacity(*instance, plan.num_splits); });
   const bool persistent = plan.chunk_keys > 0 || plan.is_balanced();
   // Query tokens of a request taken together (bf16): where some request has q_len > 1 (more query
   // rows than requests), unless the strategy asks for one at a time.
