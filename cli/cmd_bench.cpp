@@ -33,6 +33,7 @@
 #include "cli/stamps_text.h"
 #include "cli/version.h"
 #include "gpu/availability.h"
+#include "gpu/hopper/merge_choice.h"
 #include "gpu/registry.h"
 #include "gpu/stamps.h"
 #include "problem/batch.h"
@@ -265,6 +266,18 @@ int run_bench(const BenchOptions& o) {
       }
       gpu::DecodeParams params = device.params(*s, cache);
       std::string name = s->name;
+      if (s->tunables.cluster_merge == gpu::ClusterMerge::cluster) {
+        // A row named @merge=cluster where no cluster could merge would time the merge kernel.
+        const int splits = s->emulated_plan(in.batch, params.multiprocessors).num_splits;
+        if (!gpu::hopper::cluster_merge_takes(splits)) {
+          const std::string why = "--merge cluster: " + std::to_string(splits) + " splits a request (a cluster merges 2 to " +
+                                  std::to_string(gpu::hopper::kClusterMergeMaxSplits) + ")";
+          fmt::print("{:<16} {:<42} unsupported: {}\n", spec.name, s->name, why);
+          j["unsupported"] = why;
+          rows.push_back(j);
+          continue;
+        }
+      }
       if (o.plan_once) {
         const problem::SplitPlan plan = s->emulated_plan(in.batch, params.multiprocessors);
         if (plan.chunk_keys > 0) {
@@ -380,9 +393,9 @@ void add_bench_command(CLI::App& app, Runner& run) {
       ->delimiter(',');
   sub->add_option("--merge", o->merges,
                   "time each split-K strategy with each of these merges of its partials: rule (its family's "
-                  "choice), cluster (in the hopper kernel's clusters where they fit: 2 to 8 splits, every "
-                  "request's cluster at once; else the merge kernel), kernel (the merge kernel) "
-                  "(comma-separated; rows STRATEGY@merge=M; other families refuse all but rule)")
+                  "choice), cluster (in the hopper kernel's clusters: 2 to 8 splits, refused otherwise; the "
+                  "merge kernel where a batch has more requests than clusters run at once), kernel (the merge "
+                  "kernel) (comma-separated; rows STRATEGY@merge=M; other families refuse all but rule)")
       ->delimiter(',')
       ->check(CLI::IsMember({"rule", "cluster", "kernel"}))
       ->option_text("rule|cluster|kernel ...");

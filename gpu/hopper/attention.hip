@@ -146,6 +146,7 @@
 #include "gpu/hopper/work.h"
 #include "gpu/hopper/instances.h"
 #include "gpu/hopper/kernels.h"
+#include "gpu/hopper/merge_choice.h"
 #include "gpu/mma/mma_nvidia.h"
 #include "gpu/platform.h"
 #include "gpu/sm90/cluster.h"
@@ -1096,8 +1097,10 @@ int fused_capacity_of(std::size_t instance, int splits, std::index_sequence<I...
 
 }  // namespace
 
+static_assert(kClusterMergeMaxSplits == sm90::kMaxClusterSplits, "merge_choice.h's split counts are the merge's");
+
 int cluster_merge_capacity(std::size_t instance, int splits) {
-  if (splits < 2 || splits > sm90::kMaxClusterSplits || instance >= kInstances.size()) return 0;
+  if (!cluster_merge_takes(splits) || instance >= kInstances.size()) return 0;
   return fused_capacity_of(instance, splits, std::make_index_sequence<kInstances.size()>());
 }
 

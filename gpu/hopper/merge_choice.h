@@ -9,7 +9,12 @@
 
 namespace mlacheck::gpu::hopper {
 
-// splits: the plan's splits per request (0 for a persistent plan); capacity(): how many clusters of
+// The split counts a cluster merges: 2 to the portable cluster size, 8 (gpu/sm90/cluster_merge.h
+// kMaxClusterSplits, checked equal in gpu/hopper/attention.hip).
+inline constexpr int kClusterMergeMaxSplits = 8;
+constexpr bool cluster_merge_takes(int splits) { return splits >= 2 && splits <= kClusterMergeMaxSplits; }
+
+// splits: the plan's splits per request (0 for a persistent plan, 1 for a single pass); capacity(): how many clusters of
 // that many blocks run at once (cluster_merge_capacity: 0 where none), asked last, only where
 // everything else says yes (it is a runtime query, once per instance and split count). In the clusters only where
 // every request's cluster runs at once (a second wave of clusters cost more than the merge kernel:
@@ -22,7 +27,7 @@ constexpr bool merges_in_clusters(ClusterMerge choice, problem::KvFormat kv, int
                                   bool keep_partials, Capacity&& capacity) {
   const bool wanted = choice == ClusterMerge::cluster ||
                       (choice == ClusterMerge::family_rule && kv == problem::KvFormat::bf16);
-  return wanted && splits > 0 && !keep_partials && requests > 0 && requests <= capacity();
+  return wanted && cluster_merge_takes(splits) && !keep_partials && requests > 0 && requests <= capacity();
 }
 
 }  // namespace mlacheck::gpu::hopper

@@ -41,6 +41,9 @@ TEST(GpuHopperMergeChoice, NeverWhereTheClustersCannotAllRunOrThePartialsAreRead
     EXPECT_FALSE(choose(m, KvFormat::bf16, 2, 4, false, 0));     // no cluster fits
     EXPECT_FALSE(choose(m, KvFormat::bf16, 2, 4, true, 66));     // partials read back
     EXPECT_FALSE(choose(m, KvFormat::bf16, 0, 4, false, 66));    // a persistent plan
+    EXPECT_FALSE(choose(m, KvFormat::bf16, 1, 4, false, 66));    // a single pass
+    EXPECT_TRUE(choose(m, KvFormat::bf16, 8, 4, false, 66));     // the portable cluster size
+    EXPECT_FALSE(choose(m, KvFormat::bf16, 9, 4, false, 66));    // past it
     EXPECT_FALSE(choose(m, KvFormat::bf16, 2, 0, false, 66));    // no request
   }
 }
@@ -51,6 +54,7 @@ TEST(GpuHopperMergeChoice, TheCapacityIsAskedOnlyWhereItDecides) {
   EXPECT_FALSE(choose(ClusterMerge::family_rule, KvFormat::fp8, 2, 64, false, 66));
   EXPECT_FALSE(choose(ClusterMerge::kernel, KvFormat::bf16, 2, 64, false, 66));
   EXPECT_FALSE(choose(ClusterMerge::cluster, KvFormat::bf16, 2, 64, true, 66));
+  EXPECT_FALSE(choose(ClusterMerge::cluster, KvFormat::bf16, 33, 4, false, 66));
   EXPECT_EQ(asked, 0);
   EXPECT_TRUE(choose(ClusterMerge::cluster, KvFormat::fp8, 2, 64, false, 66));
   EXPECT_EQ(asked, 1);
