@@ -11,6 +11,7 @@
 // (gpu/stamps.h). --splits, --chunks, --overheads and --merge time variants of the matches (rows
 // STRATEGY@...): the measurements behind the split rule, the plans' tunables and the merge's place.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -80,11 +81,18 @@ struct BenchOptions {
   bool stamps = false;
 };
 
-// --merge's names (gpu::to_string(ClusterMerge)); the option's check admits these three only.
+// --merge's choices, by their names (gpu::to_string(ClusterMerge)): the option's check and the
+// lookup below both take them from here.
+constexpr std::array kMerges{gpu::ClusterMerge::family_rule, gpu::ClusterMerge::cluster, gpu::ClusterMerge::kernel};
+std::vector<std::string> merge_names() {
+  std::vector<std::string> names;
+  for (const gpu::ClusterMerge m : kMerges) names.emplace_back(gpu::to_string(m));
+  return names;
+}
 gpu::ClusterMerge merge_named(const std::string& name) {
-  for (const gpu::ClusterMerge m : {gpu::ClusterMerge::family_rule, gpu::ClusterMerge::cluster, gpu::ClusterMerge::kernel})
+  for (const gpu::ClusterMerge m : kMerges)
     if (gpu::to_string(m) == name) return m;
-  throw std::invalid_argument("--merge: '" + name + "' is none of rule, cluster, kernel");
+  throw std::invalid_argument("--merge: '" + name + "' names no merge");  // the option's check admits none such
 }
 
 // Each split-K variant once per merge of --merge (none: as it is).
@@ -397,7 +405,7 @@ void add_bench_command(CLI::App& app, Runner& run) {
                   "merge kernel where a batch has more requests than clusters run at once), kernel (the merge "
                   "kernel) (comma-separated; rows STRATEGY@merge=M; other families refuse all but rule)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"rule", "cluster", "kernel"}))
+      ->check(CLI::IsMember(merge_names()))
       ->option_text("rule|cluster|kernel ...");
   sub->add_flag("--plan-once", o->plan_once,
                 "persistent strategies of a balanced plan (hopper): make the work list in one untimed "
