@@ -42,7 +42,7 @@
 # names with each forced split count (the measurement behind the split rule's tunables).
 # Exit status: 0 when every step that ran passed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 build=${1:?usage: scripts/device-check.sh BUILD_DIR}
 bin="$build/cli/mlacheck"
 out=${OUT:-device-check-out}
@@ -62,29 +62,11 @@ if ldd "$bin" | grep -q "not found" && [[ -d "$build/runtime-libs" ]]; then
   export LD_LIBRARY_PATH="$PWD/$build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
-status=0
 summary="$out/summary.txt"
 : > "$summary"
-
-# step NAME CAP_SECONDS COMMAND...: runs COMMAND with its output in $out/NAME.log, limited to
-# CAP_SECONDS or what is left of the budget, whichever is less; prints the log's tail.
-step() {
-  local name=$1 cap=$2
-  shift 2
-  local left=$((budget - SECONDS))
-  local limit=$((cap < left ? cap : left))
-  if ((limit < 20)); then
-    echo "== $name: skipped (${left} s of the budget left)" | tee -a "$summary"
-    return
-  fi
-  echo "== $name (limit ${limit} s): $*"
-  local start=$SECONDS
-  timeout --signal=INT --kill-after=10 "$limit" "$@" > "$out/$name.log" 2>&1
-  local rc=$?
-  echo "$name: exit $rc, $((SECONDS - start)) s" | tee -a "$summary"
-  tail -n 60 "$out/$name.log"
-  ((rc == 0)) || status=1
-}
+# shellcheck source=scripts/device-step.sh
+source scripts/device-step.sh
+step_budget=$budget step_dir=$out step_summary=$summary step_tail=60
 
 {
   nvidia-smi || true
@@ -223,4 +205,4 @@ if [[ "${MLACHECK_DEVICE_PACK:-0}" == 1 ]]; then
   tar czf "$packed" -C "$out" --exclude='*.safetensors' --exclude='console*.log' . && mv "$packed" "$out/all.tgz"
   find "$out" -mindepth 1 ! -name all.tgz ! -name summary.txt ! -name 'console*.log' -delete
 fi
-exit $status
+exit $step_status

@@ -38,24 +38,9 @@ summary="$out/summary.txt"
 nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader | tee "$work/gpu.txt" "$summary"
 "$bin" --version >> "$work/gpu.txt" 2>&1
 
-status=0
-# step NAME CAP COMMAND...: COMMAND's output in NAME.log, limited to CAP seconds or what is left of
-# the budget, whichever is less.
-step() {
-  local name=$1 cap=$2
-  shift 2
-  local left=$((budget - SECONDS))
-  local limit=$((cap < left ? cap : left))
-  if ((limit < 20)); then
-    echo "$name: skipped (${left} s of the budget left)" | tee -a "$summary"
-    return
-  fi
-  local start=$SECONDS
-  timeout --signal=INT --kill-after=10 "$limit" "$@" > "$work/$name.log" 2>&1
-  local rc=$?
-  echo "$name: exit $rc, $((SECONDS - start)) s" | tee -a "$summary"
-  ((rc == 0)) || status=1
-}
+# shellcheck source=scripts/device-step.sh
+source scripts/device-step.sh
+step_budget=$budget step_dir=$work step_summary=$summary step_tail=0
 
 split_k='a16w16/split-k/hopper,a16w8/split-k/hopper,a16w4/split-k/hopper,a4w4/split-k/hopper,a8w8/split-k/hopper,a8w8-static/split-k/hopper'
 step verify-quick 60 "$bin" verify --tier quick --strategy '*/hopper' --json "$work/verify-quick.json"
@@ -71,4 +56,4 @@ step merge-2 150 "$bin" bench --graph --reps 30 --merge rule,cluster --strategy 
 grep -h -E "passed|PASSED|FAILED" "$work/verify-quick.log" "$work/fused-test.log" 2> /dev/null | tail -n 6
 cat "$work/bar/bar.md" 2> /dev/null
 tar czf "$out/ledger.tgz" -C "$work" . && rm -rf "$work"
-exit $status
+exit $step_status
