@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""The device scripts' step runner (scripts/device-step.sh) and scripts/device-ledger.sh's flow
+without a GPU. The runner: a passing step leaves the status 0, a failing one sets it to 1, each
+step's exit code lands in the summary and its output in its log, and a step with less than 20 s of
+the budget left is skipped, saying so. The ledger, with a stand-in mlacheck and nvidia-smi: every
+step runs (its log in ledger.tgz), the bar's missing FlashInfer and FlashMLA fail that step only,
+and the script's exit status says so; with no budget left every step is skipped, none run.
+
+usage: check_device_step.py REPO WORK_DIR
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+repo, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+failures = []
+
+
+def expect(condition, what):
+    print(("ok   " if condition else "FAIL ") + what)
+    if not condition:
+        failures.append(what)
+
+
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(f"{work}/steps")
+
+runner = subprocess.run(
+    ["bash", "-c", f'''source "{repo}/scripts/device-step.sh"
+step_budget=600 step_dir="{work}/steps" step_summary="{work}/steps/summary.txt" step_tail=0
+step good 30 echo fine; echo "after good: $step_status"
+step bad 30 false; echo "after bad: $step_status"
+step_budget=$((SECONDS + 10)); step late 30 echo never'''],
+    capture_output=True, text=True)
+out = runner.stdout
+expect("after good: 0" in out, "a passing step leaves the status 0")
+expect("after bad: 1" in out, "a failing step sets the status to 1")
+summary = open(f"{work}/steps/summary.txt").read()
+expect("good: exit 0" in summary and "bad: exit 1" in summary, "each step's exit code is in the summary")
+expect(open(f"{work}/steps/good.log").read() == "fine\n", "a step's output is in its log")
+expect("late: skipped" in summary and not os.path.exists(f"{work}/steps/late.log"),
+       "a step with less than 20 s left is skipped, saying so, and not run")
+
+# The ledger with stand-ins: mlacheck logs its arguments and succeeds; nvidia-smi names a GPU.
+build = f"{work}/build"
+os.makedirs(f"{build}/cli")
+os.makedirs(f"{work}/bin")
+with open(f"{build}/cli/mlacheck", "w") as f:
+    f.write('#!/bin/sh\necho "mlacheck $*"\n')
+with open(f"{work}/bin/nvidia-smi", "w") as f:
+    f.write('#!/bin/sh\necho "Stand-in H200, 1980 MHz, 143771 MiB"\n')
+for tool in (f"{build}/cli/mlacheck", f"{work}/bin/nvidia-smi"):
+    os.chmod(tool, 0o755)
+env = dict(os.environ, PATH=f"{work}/bin:" + os.environ["PATH"], OUT=f"{work}/ledger")
+ledger = subprocess.run([f"{repo}/scripts/device-ledger.sh", build, f"{work}/no-fi", f"{work}/no-fmla"],
+                        capture_output=True, text=True, env=env, cwd=repo)
+expect(ledger.returncode == 1, f"the ledger's status is 1 when its bar step fails (got {ledger.returncode})")
+summary = open(f"{work}/ledger/summary.txt").read()
+steps = ["verify-quick", "fused-test", "merge-1", "bar", "persist", "splits", "merge-2"]
+expect(all(f"{s}: exit" in summary for s in steps), "every ledger step ran")
+expect("bar: exit 1" in summary and summary.count("exit 0") == len(steps) - 1,
+       "only the bar (no FlashInfer, no FlashMLA, no GPU) failed")
+with tarfile.open(f"{work}/ledger/ledger.tgz") as archive:
+    names = {os.path.basename(n) for n in archive.getnames()}
+    merge = archive.extractfile("./merge-1.log").read().decode()
+expect(all(f"{s}.log" in names for s in steps), "ledger.tgz holds every step's log")
+expect("--merge rule,cluster" in merge and "a8w8-static/split-k/hopper" in merge,
+       "the merge rows time both merges of the split-K strategies")
+expect(sorted(os.listdir(f"{work}/ledger")) == ["ledger.tgz", "summary.txt"],
+       "the ledger hands back two files")
+
+env["LEDGER_BUDGET_S"] = "0"
+env["OUT"] = f"{work}/ledger-none"
+ledger = subprocess.run([f"{repo}/scripts/device-ledger.sh", build], capture_output=True, text=True, env=env, cwd=repo)
+summary = open(f"{work}/ledger-none/summary.txt").read()
+expect(ledger.returncode == 0 and summary.count("skipped") == len(steps),
+       "with no budget every step is skipped and none fails")
+
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
+print("all checks passed")
