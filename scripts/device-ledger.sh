@@ -7,7 +7,8 @@
 #   merge-1.log/json  bench --graph of every recipe's hopper split-K on the 8 harness shapes, each row
 #                     with the family's rule and with the merge in the clusters (`--merge rule,cluster`)
 #   bar/              scripts/bf16-bar.sh on the bf16 hopper strategies with FlashInfer and FlashMLA
-#                     beside them (skipped, saying so, where their folders are missing)
+#                     beside them (a missing one skipped, saying so; with neither, no table: the
+#                     step fails)
 #   persist.log/json  the fp8 persistent rows at 64 x 8192 and 256 x 8192, plan reused
 #   splits.log/json   the all-fp8 split-K at 64 x 8192 with 2, 3 and 4 splits merged in the clusters
 #   merge-2.log/json  merge-1 again, so that a drift of the machine shows as a range
@@ -42,7 +43,7 @@ nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader | t
 source scripts/device-step.sh
 step_budget=$budget step_dir=$work step_summary=$summary step_tail=0
 
-split_k='a16w16/split-k/hopper,a16w8/split-k/hopper,a16w4/split-k/hopper,a4w4/split-k/hopper,a8w8/split-k/hopper,a8w8-static/split-k/hopper'
+split_k='a16w16/split-k/hopper,a16w8/split-k/hopper,a16w4/split-k/hopper,a4w4/split-k/hopper,a8w8/split-k/hopper,a8w8-static/split-k/hopper,a8w8-cast/split-k/hopper'
 step verify-quick 60 "$bin" verify --tier quick --strategy '*/hopper' --json "$work/verify-quick.json"
 step fused-test 60 "$bin" selftest --gtest_filter='*GpuHopperFused*:*GpuClusterMerge*'
 step merge-1 150 "$bin" bench --graph --reps 30 --merge rule,cluster --strategy "$split_k" --json "$work/merge-1.json"
