@@ -14,15 +14,10 @@ import subprocess
 import sys
 import tarfile
 
+from cli_checks import Checks  # next to this file
+
 repo, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-failures = []
-
-
-def expect(condition, what):
-    print(("ok   " if condition else "FAIL ") + what)
-    if not condition:
-        failures.append(what)
-
+expect = Checks()
 
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(f"{work}/steps")
@@ -78,7 +73,6 @@ summary = open(f"{work}/ledger-none/summary.txt").read()
 expect(ledger.returncode == 0 and summary.count("skipped") == len(steps),
        "with no budget every step is skipped and none fails")
 
-if failures:
-    print(f"{len(failures)} check(s) failed")
-    sys.exit(1)
+if expect.failures:
+    raise SystemExit(f"{expect.failures} check(s) failed")
 print("all checks passed")
