@@ -11,6 +11,8 @@
 #                     step fails)
 #   persist.log/json  the fp8 persistent rows at 64 x 8192 and 256 x 8192, plan reused
 #   splits.log/json   the all-fp8 split-K at 64 x 8192 with 2, 3 and 4 splits merged in the clusters
+#   floor.log         docs/probes/decode_floor.cu (built by scripts/device-carry.sh): what the bytes
+#                     and launches alone cost the 4 x 1024 and 64 x 8192 grids on this card
 #   merge-2.log/json  merge-1 again, so that a drift of the machine shows as a range
 # and everything in $OUT/ledger.tgz (a device call hands back at most 8 files), beside summary.txt.
 #
@@ -52,6 +54,7 @@ step persist 60 "$bin" bench --graph --reps 30 --case bs64_kv8192,bs256_kv8192 -
   --strategy 'a8w8-static/persistent/hopper,a8w8/persistent/hopper,a16w8/persistent/hopper' --json "$work/persist.json"
 step splits 60 "$bin" bench --graph --reps 30 --case bs64_kv8192 --splits 2,3,4 --merge cluster \
   --strategy 'a8w8-static/split-k/hopper,a8w8/split-k/hopper' --json "$work/splits.json"
+step floor 40 "$build/probes/decode_floor"
 step merge-2 150 "$bin" bench --graph --reps 30 --merge rule,cluster --strategy "$split_k" --json "$work/merge-2.json"
 
 grep -h -E "passed|PASSED|FAILED" "$work/verify-quick.log" "$work/fused-test.log" 2> /dev/null | tail -n 6

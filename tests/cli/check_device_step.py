@@ -2,7 +2,7 @@
 """The device scripts' step runner (scripts/device-step.sh) and scripts/device-ledger.sh's flow
 without a GPU. The runner: a passing step leaves the status 0, a failing one sets it to 1, each
 step's exit code lands in the summary and its output in its log, and a step with less than 20 s of
-the budget left is skipped, saying so. The ledger, with a stand-in mlacheck and nvidia-smi: every
+the budget left is skipped, saying so. The ledger, with a stand-in mlacheck, floor probe and nvidia-smi: every
 step runs (its log in ledger.tgz), the bar's missing FlashInfer and FlashMLA fail that step only,
 and the script's exit status says so; with no budget left every step is skipped, none run.
 
@@ -38,22 +38,26 @@ expect(open(f"{work}/steps/good.log").read() == "fine\n", "a step's output is in
 expect("late: skipped" in summary and not os.path.exists(f"{work}/steps/late.log"),
        "a step with less than 20 s left is skipped, saying so, and not run")
 
-# The ledger with stand-ins: mlacheck logs its arguments and succeeds; nvidia-smi names a GPU.
+# The ledger with stand-ins: mlacheck and the floor probe log their arguments and succeed;
+# nvidia-smi names a GPU.
 build = f"{work}/build"
 os.makedirs(f"{build}/cli")
+os.makedirs(f"{build}/probes")
 os.makedirs(f"{work}/bin")
 with open(f"{build}/cli/mlacheck", "w") as f:
     f.write('#!/bin/sh\necho "mlacheck $*"\n')
+with open(f"{build}/probes/decode_floor", "w") as f:
+    f.write('#!/bin/sh\necho "decode_floor $*"\n')
 with open(f"{work}/bin/nvidia-smi", "w") as f:
     f.write('#!/bin/sh\necho "Stand-in H200, 1980 MHz, 143771 MiB"\n')
-for tool in (f"{build}/cli/mlacheck", f"{work}/bin/nvidia-smi"):
+for tool in (f"{build}/cli/mlacheck", f"{build}/probes/decode_floor", f"{work}/bin/nvidia-smi"):
     os.chmod(tool, 0o755)
 env = dict(os.environ, PATH=f"{work}/bin:" + os.environ["PATH"], OUT=f"{work}/ledger")
 ledger = subprocess.run([f"{repo}/scripts/device-ledger.sh", build, f"{work}/no-fi", f"{work}/no-fmla"],
                         capture_output=True, text=True, env=env, cwd=repo)
 expect(ledger.returncode == 1, f"the ledger's status is 1 when its bar step fails (got {ledger.returncode})")
 summary = open(f"{work}/ledger/summary.txt").read()
-steps = ["verify-quick", "fused-test", "merge-1", "bar", "persist", "splits", "merge-2"]
+steps = ["verify-quick", "fused-test", "merge-1", "bar", "persist", "splits", "floor", "merge-2"]
 expect(all(f"{s}: exit" in summary for s in steps), "every ledger step ran")
 expect("bar: exit 1" in summary and summary.count("exit 0") == len(steps) - 1,
        "only the bar (no FlashInfer, no FlashMLA, no GPU) failed")
