@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The device scripts' step runner (scripts/device-step.sh) and scripts/device-ledger.sh's flow
-without a GPU. The runner: a passing step leaves the status 0, a failing one sets it to 1, each
-step's exit code lands in the summary and its output in its log, and a step with less than 20 s of
-the budget left is skipped, saying so. The ledger, with a stand-in mlacheck, floor probe and nvidia-smi: every
+"""The device scripts' step runner (scripts/device-step.sh) and scripts/device-ledger.sh's flow without
+a GPU. The runner: a passing step leaves the status 0, a failing one sets it to 1, each step's exit
+code lands in the summary and its output in its log, and a step with less than 20 s of the budget
+left is skipped, saying so. The ledger, with a stand-in mlacheck, floor probe and nvidia-smi: every
 step runs (its log in ledger.tgz), the bar's missing FlashInfer and FlashMLA fail that step only,
 and the script's exit status says so; with no budget left every step is skipped, none run.
 
