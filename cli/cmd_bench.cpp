@@ -277,9 +277,8 @@ int run_bench(const BenchOptions& o) {
       if (s->tunables.cluster_merge == gpu::ClusterMerge::cluster) {
         // A row named @merge=cluster where no cluster could merge would time the merge kernel.
         const int splits = s->emulated_plan(in.batch, params.multiprocessors).num_splits;
-        if (!gpu::hopper::cluster_merge_takes(splits)) {
-          const std::string why = "--merge cluster: " + std::to_string(splits) + " splits a request (a cluster merges 2 to " +
-                                  std::to_string(gpu::hopper::kClusterMergeMaxSplits) + ")";
+        if (const auto refusal = gpu::hopper::cluster_merge_refusal(splits)) {
+          const std::string why = "--merge cluster: " + *refusal;
           fmt::print("{:<16} {:<42} unsupported: {}\n", spec.name, s->name, why);
           j["unsupported"] = why;
           rows.push_back(j);

@@ -3,6 +3,8 @@
 // attention kernel's clusters, or by the merge kernel after it. Plain C++ (gpu/hopper/launch.cpp
 // decides with it; tests/gpu/hopper_merge_choice_test.cpp checks it without a GPU).
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "gpu/registry.h"
 #include "problem/recipe.h"
@@ -13,6 +15,15 @@ namespace mlacheck::gpu::hopper {
 // kMaxClusterSplits, checked equal in gpu/hopper/attention.hip).
 inline constexpr int kClusterMergeMaxSplits = 8;
 constexpr bool cluster_merge_takes(int splits) { return splits >= 2 && splits <= kClusterMergeMaxSplits; }
+
+// Why a cluster cannot merge a uniform plan of `splits` a request (bench's refusal of a row named
+// @merge=cluster), or nothing where it can.
+inline std::optional<std::string> cluster_merge_refusal(int splits) {
+  if (cluster_merge_takes(splits)) return std::nullopt;
+  if (splits <= 1) return "the plan has no split-K here (one pass a request): no partials to merge";
+  return std::to_string(splits) + " splits a request (a cluster merges 2 to " +
+         std::to_string(kClusterMergeMaxSplits) + ")";
+}
 
 // splits: the plan's splits per request (0 for a persistent plan, 1 for a single pass); capacity(): how many clusters of
 // that many blocks run at once (cluster_merge_capacity: 0 where none), asked last, only where

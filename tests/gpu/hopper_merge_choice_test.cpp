@@ -60,5 +60,15 @@ TEST(GpuHopperMergeChoice, TheCapacityIsAskedOnlyWhereItDecides) {
   EXPECT_EQ(asked, 1);
 }
 
+// bench's refusal of a row named @merge=cluster says why in the plan's terms: a single pass has
+// nothing to merge (the uniform plan's 0 splits), more than 8 splits do not fit a cluster.
+TEST(GpuHopperMergeChoice, TheRefusalSaysWhyNoClusterMerges) {
+  EXPECT_EQ(cluster_merge_refusal(2), std::nullopt);
+  EXPECT_EQ(cluster_merge_refusal(8), std::nullopt);
+  for (const int single : {0, 1})
+    EXPECT_EQ(cluster_merge_refusal(single), "the plan has no split-K here (one pass a request): no partials to merge");
+  EXPECT_EQ(cluster_merge_refusal(16), "16 splits a request (a cluster merges 2 to 8)");
+}
+
 }  // namespace
 }  // namespace mlacheck::gpu::hopper
