@@ -5,6 +5,8 @@ code lands in the summary and its output in its log, and a step with less than 2
 left is skipped, saying so. The ledger, with a stand-in mlacheck, floor probe and nvidia-smi: every
 step runs (its log in ledger.tgz), the bar's missing FlashInfer and FlashMLA fail that step only,
 and the script's exit status says so; with no budget left every step is skipped, none run.
+scripts/device-session.sh: the ledger on an H200, device-check.sh on another card, an unknown job
+refused.
 
 usage: check_device_step.py REPO WORK_DIR
 """
@@ -76,6 +78,31 @@ ledger = subprocess.run([f"{repo}/scripts/device-ledger.sh", build], capture_out
 summary = open(f"{work}/ledger-none/summary.txt").read()
 expect(ledger.returncode == 0 and summary.count("skipped") == len(steps),
        "with no budget every step is skipped and none fails")
+
+# scripts/device-session.sh picks the job by the card: the ledger on an H200 (the stand-in
+# nvidia-smi above), device-check.sh elsewhere; with no budget every step is skipped.
+env["DEVICE_SESSION_BUDGET_S"] = "0"
+env["OUT"] = f"{work}/session-h200"
+session = subprocess.run([f"{repo}/scripts/device-session.sh", build], capture_output=True, text=True, env=env,
+                         cwd=repo)
+expect(session.returncode == 0 and "the ledger job" in session.stdout, "on an H200 the session runs the ledger")
+expect(sorted(os.listdir(f"{work}/session-h200")) == ["ledger.tgz", "summary.txt"],
+       "the ledger's two files come back from the session")
+os.makedirs(f"{work}/bin-h100")
+with open(f"{work}/bin-h100/nvidia-smi", "w") as f:
+    f.write('#!/bin/sh\necho "NVIDIA H100 80GB HBM3"\n')
+os.chmod(f"{work}/bin-h100/nvidia-smi", 0o755)
+h100 = dict(env, PATH=f"{work}/bin-h100:" + os.environ["PATH"], OUT=f"{work}/session-h100")
+session = subprocess.run([f"{repo}/scripts/device-session.sh", build], capture_output=True, text=True, env=h100,
+                         cwd=repo)
+summary = open(f"{work}/session-h100/summary.txt").read()
+expect("the check job" in session.stdout and "selftest: skipped" in summary and "verify: skipped" in summary,
+       "on another card the session runs device-check.sh")
+expect(sorted(os.listdir(f"{work}/session-h100")) == ["all.tgz", "summary.txt"],
+       "device-check.sh's logs come back packed beside its summary")
+bogus = subprocess.run([f"{repo}/scripts/device-session.sh", build], capture_output=True, text=True,
+                       env=dict(env, DEVICE_SESSION_JOB="bench"), cwd=repo)
+expect(bogus.returncode == 2 and "not auto, ledger or check" in bogus.stderr, "an unknown job is refused, saying so")
 
 if expect.failures:
     raise SystemExit(f"{expect.failures} check(s) failed")
