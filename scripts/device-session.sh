@@ -7,8 +7,9 @@
 #                                               .anchors/fi, .anchors/fmla for the ledger's bar)
 # Environment: DEVICE_SESSION_JOB=auto|ledger|check (default auto: by the card, as above),
 # DEVICE_SESSION_BUDGET_S (the job's budget, LEDGER_BUDGET_S or MLACHECK_DEVICE_BUDGET_S; default
-# 450: a device command may run 600 s, and the rest is room for the start and the transfers), OUT (default device-session-out). What comes back: OUT/summary.txt and
-# one archive (ledger.tgz, or device-check.sh's packed all.tgz), within the device tool's 8 files.
+# 450: a device command may run 600 s, and the rest is room for the start and the transfers), OUT
+# (default device-session-out). What comes back: OUT/summary.txt and one archive (ledger.tgz, or
+# device-check.sh's packed all.tgz), within the device tool's 8 files.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 build=${1:?usage: scripts/device-session.sh BUILD_DIR}
