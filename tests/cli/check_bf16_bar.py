@@ -131,6 +131,48 @@ with tempfile.TemporaryDirectory() as d:
     expect("read floor" not in row_of(out, "small") and "| **no** |" in row_of(out, "small"),
            "a row missed above the read floor (needs 96.9, floor 66.7) is a plain no")
 
+    # The fp8 bar: mlacheck's fp8 recipes against sglang's Triton kernel on its fp8 rows, faster by
+    # anything (--margin 0), a tie not faster; its bf16 rows and its wrong configurations not the bar.
+    fp8_run = bench(f"{d}/fp8run.json", {
+        "bs4": {"a8w8-cast/split-k/hopper": 14.0, "a16w8/split-k/hopper": 16.0, "a16w16/split-k/hopper": 9.0},
+        "bs8": {"a8w8-cast/split-k/hopper": 20.0},
+        "bs16": {"a8w8-cast/split-k/hopper": 19.0},
+        "bs32": {"a8w8-cast/split-k/hopper": 30.0},
+    })
+    sgl = jsonl(f"{d}/sgl.jsonl", [
+        # bs4: the sweep's 15.0, re-timed 14.5 (the bar); a wrong faster configuration and the bf16 rows not.
+        {"shape": "bs4", "format": "fp8", "batch": 4, "kv_len": 1024, "splits": 4, "pdl": True, "ok": True,
+         "rel_fro": 0.02, "us_graph": 15.0, "us_graph_best": 14.5},
+        {"shape": "bs4", "format": "fp8", "batch": 4, "kv_len": 1024, "splits": 16, "pdl": False, "ok": False,
+         "rel_fro": 0.9},
+        {"shape": "bs4", "format": "fp8", "batch": 4, "kv_len": 1024, "splits": 32, "pdl": False, "ok": False,
+         "error": "OutOfResources"},
+        {"shape": "bs4", "format": "bf16", "batch": 4, "kv_len": 1024, "splits": 4, "pdl": False, "ok": True,
+         "rel_fro": 0.002, "us_graph": 5.0},
+        {"shape": "bs8", "format": "fp8", "batch": 8, "kv_len": 1024, "splits": 4, "pdl": False, "ok": True,
+         "rel_fro": 0.02, "us_graph": 19.0},
+        {"shape": "bs16", "format": "fp8", "batch": 16, "kv_len": 1024, "splits": 4, "pdl": False, "ok": True,
+         "rel_fro": 0.02, "us_graph": 19.0},
+        {"shape": "bs32", "format": "fp8", "batch": 32, "kv_len": 1024, "splits": 4, "pdl": False, "ok": False,
+         "rel_fro": 0.7},
+    ])
+    rc, out, err = run("--mlacheck", fp8_run, "--sglang", sgl, "--sglang-format", "fp8",
+                       "--recipes", "a8w8-cast,a16w8", "--margin", "0")
+    print(out, err)
+    line = row_of(out, "bs4")
+    expect(rc == 0 and "| yes |" in line and "14.0 (a8w8-cast/split-k/hopper)" in line and "| 14.5 |" in line,
+           "fp8: 14.0 against sglang's fastest correct 14.5 is met; a16w16's 9.0, sglang's bf16 5.0 and its wrong "
+           "configuration are not counted")
+    expect("| **no** |" in row_of(out, "bs8"), "fp8: 20.0 against sglang's 19.0 is not met")
+    expect("| **no** |" in row_of(out, "bs16"), "fp8: a tie (19.0 against 19.0) is not faster")
+    expect("| no bar |" in row_of(out, "bs32") and "WRONG (splits 4: rel 0.7)" in row_of(out, "bs32"),
+           "fp8: sglang's only configuration wrong: shown as WRONG, no bar")
+    rc, _, err = run("--mlacheck", fp8_run, "--sglang", sgl)
+    expect(rc == 2 and "--sglang-format" in err, "--sglang without --sglang-format is refused")
+    rc, out, _ = run("--mlacheck", fp8_run, "--sglang", sgl, "--sglang-format", "bf16")
+    expect(rc == 0 and "| **no** |" in row_of(out, "bs4") and "9.0 (a16w16" in row_of(out, "bs4"),
+           "bf16: a16w16's 9.0 against sglang's bf16 5.0 is not met (the default recipes)")
+
     # Unusable input.
     stream = bench(f"{d}/stream.json", {"bs4": {"a16w16/split/hopper": 96.0}}, graph=False)
     rc, _, err = run("--mlacheck", stream, "--flashinfer", fi)
