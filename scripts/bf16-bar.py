@@ -6,14 +6,17 @@ kernel: faster on every row, --margin 0).
 
 usage: scripts/bf16-bar.py --mlacheck BENCH.json [BENCH.json ...] [--flashinfer results.jsonl]
                            [--flashmla fmla-results.jsonl] [--sglang sgl-results.jsonl
-                           --sglang-format bf16|fp8] [--recipes a16w16] [--margin 0.05]
+                           --sglang-format bf16|fp8] [--seeds seed-results.jsonl --seeds-format bf16|fp8]
+                           [--recipes a16w16] [--margin 0.05]
 
 BENCH.json: `mlacheck bench --graph --json` (one file a repetition of the ledger; every a16w16
 strategy in it counts). results.jsonl: ../shared/tools/flashinfer-bench's (every backend and page
 size it ran; the fastest graph replay whose eager and graph outputs passed its check).
 fmla-results.jsonl: scripts/flashmla-bench's (graph replay, when its reference check passed).
 sgl-results.jsonl: scripts/sglang-bench's (every split count and launch it swept; the fastest graph
-replay of the format --sglang-format names whose output passed its check). --recipes: the recipes
+replay of the format --sglang-format names whose output passed its check). seed-results.jsonl:
+scripts/seed-bench's (the competition submissions: the fastest graph replay, eager and graph outputs
+checked, of a call that read only the cache format --seeds-format names). --recipes: the recipes
 whose strategies are mlacheck's side (default a16w16).
 
 A shape is compared by name and by batch: where both sides' results give the batch's request and
@@ -158,6 +161,26 @@ def sglang_per_shape(path, fmt):
     return {s: best.get(s, ("WRONG", wrong.get(s))) for s in set(best) | set(wrong)}, batch
 
 
+def seeds_per_shape(path, fmt):
+    """{shape: (fastest graph µs of a submission whose call read only the fmt cache and whose outputs
+    passed, its name) or ('WRONG', detail)}, and {shape: batch}."""
+    best, wrong, batch = {}, {}, {}
+    for r in load_jsonl(path):
+        shape = r.get("shape")
+        if shape is None or r.get("kv_read") != [fmt]:
+            continue
+        if "batch" in r and "total_kv" in r:
+            batch[shape] = (r["batch"], r["total_kv"])
+        if not r.get("ok", False) or r.get("graph_ok") is False:
+            if "rel_fro" in r:
+                wrong.setdefault(shape, f"{r.get('seed', '?')}: rel {r['rel_fro']:.3g}")
+            continue
+        us = r.get("us_graph")
+        if us is not None and (shape not in best or us < best[shape][0]):
+            best[shape] = (us, r.get("seed", "?"))
+    return {s: best.get(s, ("WRONG", wrong.get(s))) for s in set(best) | set(wrong)}, batch
+
+
 def same_batch(entry, theirs, mine):
     """entry unless the other kernel timed another batch under the name (then a cell saying so)."""
     if entry is None or theirs is None or mine is None or tuple(theirs) == tuple(mine):
@@ -182,15 +205,19 @@ def main():
     ap.add_argument("--flashmla", metavar="fmla-results.jsonl")
     ap.add_argument("--sglang", metavar="sgl-results.jsonl")
     ap.add_argument("--sglang-format", choices=SGLANG_FORMATS, help="which of sglang's rows are the bar (required with --sglang)")
+    ap.add_argument("--seeds", metavar="seed-results.jsonl")
+    ap.add_argument("--seeds-format", choices=SGLANG_FORMATS, help="which cache format's calls are the bar (required with --seeds)")
     ap.add_argument("--recipes", default=BF16_RECIPE, help="comma-separated recipes whose strategies are mlacheck's side")
     ap.add_argument("--margin", type=float, default=0.05, help="the fraction ahead a row needs (issue 10: 0.05)")
     args = ap.parse_args()
     if not 0.0 <= args.margin < 1.0:
         fail(f"--margin {args.margin}: want a fraction in [0, 1)")
-    if args.flashinfer is None and args.flashmla is None and args.sglang is None:
-        fail("no other kernel's results (--flashinfer, --flashmla, --sglang): nothing to compare with")
+    if args.flashinfer is None and args.flashmla is None and args.sglang is None and args.seeds is None:
+        fail("no other kernel's results (--flashinfer, --flashmla, --sglang, --seeds): nothing to compare with")
     if (args.sglang is None) != (args.sglang_format is None):
         fail("--sglang and --sglang-format go together (which of its formats is the bar)")
+    if (args.seeds is None) != (args.seeds_format is None):
+        fail("--seeds and --seeds-format go together (which cache format's calls are the bar)")
     recipes = [r for r in args.recipes.split(",") if r]
     if not recipes:
         fail("--recipes names no recipe")
@@ -198,20 +225,24 @@ def main():
     fi, fi_batch = flashinfer_per_shape(args.flashinfer) if args.flashinfer else ({}, {})
     fmla, fmla_batch = flashmla_per_shape(args.flashmla) if args.flashmla else ({}, {})
     sgl, sgl_batch = sglang_per_shape(args.sglang, args.sglang_format) if args.sglang else ({}, {})
+    seeds, seeds_batch = seeds_per_shape(args.seeds, args.seeds_format) if args.seeds else ({}, {})
 
     ahead = f"at least {args.margin:.0%} faster" if args.margin > 0 else "faster"
     print(f"mlacheck: per shape, the slowest of its runs ({len(args.mlacheck)} file(s)) of the best strategy of "
           f"{', '.join(recipes)}; met = {ahead} than the best of the others (graph replay, µs)\n")
     sgl_head, sgl_rule = (f" sglang Triton ({args.sglang_format}) |", "---|") if args.sglang else ("", "")
-    print(f"| shape | mlacheck (range, strategy) | FlashInfer | FlashMLA |{sgl_head} bar | margin | met |")
-    print(f"|---|---|---|---|{sgl_rule}---|---|---|")
+    seeds_head, seeds_rule = (f" submissions ({args.seeds_format}) |", "---|") if args.seeds else ("", "")
+    print(f"| shape | mlacheck (range, strategy) | FlashInfer | FlashMLA |{sgl_head}{seeds_head} bar | margin | met |")
+    print(f"|---|---|---|---|{sgl_rule}{seeds_rule}---|---|---|")
     met = judged = 0
     for shape in order:
         slowest, fastest, strategy, runs = ours[shape]
         fi_entry = same_batch(fi.get(shape), fi_batch.get(shape), shape_of.get(shape))
         fmla_entry = same_batch(fmla.get(shape), fmla_batch.get(shape), shape_of.get(shape))
         sgl_entry = same_batch(sgl.get(shape), sgl_batch.get(shape), shape_of.get(shape))
-        others = [e[0] for e in (fi_entry, fmla_entry, sgl_entry) if e is not None and e[0] not in ("WRONG", "OTHER")]
+        seeds_entry = same_batch(seeds.get(shape), seeds_batch.get(shape), shape_of.get(shape))
+        others = [e[0] for e in (fi_entry, fmla_entry, sgl_entry, seeds_entry)
+                  if e is not None and e[0] not in ("WRONG", "OTHER")]
         mine = f"{fastest:.1f}-{slowest:.1f}" if f"{fastest:.1f}" != f"{slowest:.1f}" else f"{slowest:.1f}"
         if not others:
             verdict, margin, bar = "no bar", "-", "-"
@@ -228,7 +259,8 @@ def main():
             if not ok and shape in floor_of and need_us < floor_of[shape]:
                 verdict += f" (needs {need_us:.1f}, under the read floor {floor_of[shape]:.1f})"
         sgl_cell = f" {cell(sgl_entry)} |" if args.sglang else ""
-        print(f"| {shape} | {mine} ({strategy}) | {cell(fi_entry)} | {cell(fmla_entry)} |{sgl_cell} {bar} | "
+        seeds_cell = f" {cell(seeds_entry)} |" if args.seeds else ""
+        print(f"| {shape} | {mine} ({strategy}) | {cell(fi_entry)} | {cell(fmla_entry)} |{sgl_cell}{seeds_cell} {bar} | "
               f"{margin} | {verdict} |")
     print(f"\nmet on {met} of {judged} shapes with a bar ({len(order)} shapes measured)")
     return 0

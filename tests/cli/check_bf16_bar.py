@@ -169,6 +169,28 @@ with tempfile.TemporaryDirectory() as d:
            "fp8: sglang's only configuration wrong: shown as WRONG, no bar")
     rc, _, err = run("--mlacheck", fp8_run, "--sglang", sgl)
     expect(rc == 2 and "--sglang-format" in err, "--sglang without --sglang-format is refused")
+    # The submissions: only a call that read the fp8 cache alone and passed (eager and graph) is the bar.
+    seeds = jsonl(f"{d}/seeds.jsonl", [
+        {"seed": "002.txt", "shape": "bs4", "batch": 4, "total_kv": 4096, "kv_read": ["fp8"], "ok": True,
+         "graph_ok": True, "rel_fro": 0.03, "us_graph": 14.2},
+        {"seed": "004.txt:before", "shape": "bs4", "batch": 4, "total_kv": 4096, "kv_read": ["bf16"], "ok": True,
+         "graph_ok": True, "rel_fro": 0.003, "us_graph": 8.0},
+        {"seed": "000.txt", "shape": "bs4", "batch": 4, "total_kv": 4096, "kv_read": ["fp8"], "ok": True,
+         "graph_ok": False, "rel_fro": 0.03, "us_graph": 7.0},
+        {"seed": "001.txt", "shape": "bs8", "batch": 8, "total_kv": 8192, "kv_read": ["fp8"], "ok": True,
+         "graph_ok": True, "rel_fro": 0.03, "us_graph": 25.0},
+    ])
+    rc, out, err = run("--mlacheck", fp8_run, "--sglang", sgl, "--sglang-format", "fp8", "--seeds", seeds,
+                       "--seeds-format", "fp8", "--recipes", "a8w8-cast,a16w8", "--margin", "0")
+    print(out, err)
+    line = row_of(out, "bs4")
+    expect(rc == 0 and "| 14.2 (002.txt) |" in line and "| 14.2 |" in line and "| yes |" in line,
+           "fp8 with the submissions: 002's fp8 call (14.2) is the bar, 004's bf16 call (8.0) and 000's call "
+           "whose graph replay was wrong (7.0) are not; 14.0 is met")
+    expect("| 19.0 |" in row_of(out, "bs8") and "25.0 (001.txt)" in row_of(out, "bs8"),
+           "the bar is the fastest of sglang and the submissions (19.0 against 25.0)")
+    rc, _, err = run("--mlacheck", fp8_run, "--seeds", seeds)
+    expect(rc == 2 and "--seeds-format" in err, "--seeds without --seeds-format is refused")
     rc, out, _ = run("--mlacheck", fp8_run, "--sglang", sgl, "--sglang-format", "bf16")
     expect(rc == 0 and "| **no** |" in row_of(out, "bs4") and "9.0 (a16w16" in row_of(out, "bs4"),
            "bf16: a16w16's 9.0 against sglang's bf16 5.0 is not met (the default recipes)")
