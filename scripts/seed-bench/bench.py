@@ -196,6 +196,9 @@ def main():
     from triton.testing import do_bench
 
     install_stand_ins(torch)
+    # Rows are written as they are measured, so that a run stopped by a time limit keeps what it timed.
+    os.makedirs(args.out, exist_ok=True)
+    results_file = open(os.path.join(args.out, 'seed-results.jsonl'), 'w')
     dev = torch.device('cuda')
     props = torch.cuda.get_device_properties(dev)
     seeds = []
@@ -234,6 +237,7 @@ def main():
             if module is None:
                 row.update(ok=False, skipped=why)
                 rows.append(row)
+                results_file.write(json.dumps(row) + '\n')
                 continue
             try:
                 kv_data.read.clear()
@@ -275,12 +279,11 @@ def main():
                 row.get('graph_error', row.get('skipped', row.get('error', '' if row.get('ok') else 'WRONG')))),
                 flush=True)
             rows.append(row)
+            results_file.write(json.dumps(row) + '\n')
+            results_file.flush()
         del q, kv, kv8, want, data
         torch.cuda.empty_cache()
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'seed-results.jsonl'), 'w') as f:
-        for r in rows:
-            f.write(json.dumps(r) + '\n')
+    results_file.close()
     with open(os.path.join(args.out, 'seed-report.md'), 'w') as f:
         f.write(f'# The competition submissions on {props.name} ({props.multi_processor_count} SMs, torch '
                 f'{torch.__version__})\n\nTheir Triton paths (aiter is AMD\'s: a path needing it is not run); '

@@ -102,6 +102,9 @@ def main():
     from triton.testing import do_bench
 
     da = load_sglang(args.src, torch)
+    # Rows are written as they are measured, so that a run stopped by a time limit keeps what it timed.
+    os.makedirs(args.out, exist_ok=True)
+    results_file = open(os.path.join(args.out, 'sgl-results.jsonl'), 'w')
     dev = torch.device('cuda')
     props = torch.cuda.get_device_properties(dev)
     sm_scale = 1.0 / math.sqrt(DK)
@@ -194,14 +197,13 @@ def main():
                 r.pop('graph', None)
                 r.pop('run', None)
                 rows.append(r)
+                results_file.write(json.dumps(r) + '\n')
+            results_file.flush()
             del v_buffer, k_buffer, kv_ref, want
             torch.cuda.empty_cache()
         del q, cache
         torch.cuda.empty_cache()
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'sgl-results.jsonl'), 'w') as f:
-        for r in rows:
-            f.write(json.dumps(r) + '\n')
+    results_file.close()
     version = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'sglang.version')).read().strip() \
         if os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'sglang.version')) else '?'
     with open(os.path.join(args.out, 'sgl-report.md'), 'w') as f:
