@@ -151,8 +151,10 @@ def sglang_per_shape(path, fmt):
         if "batch" in r and "kv_len" in r:
             batch[shape] = (r["batch"], r["batch"] * r["kv_len"])
         config = f"splits {r.get('splits', '?')}" + (", PDL" if r.get("pdl") else "")
-        if not r.get("ok", False):
-            if "rel_fro" in r:  # an output off the reference; a refused configuration ('error') is no output
+        if not r.get("ok", False) or r.get("graph_ok") is False:
+            if r.get("graph_ok") is False:
+                wrong.setdefault(shape, f"{config}: graph replay rel {r.get('graph_rel_fro', float('nan')):.3g}")
+            elif "rel_fro" in r:  # an output off the reference; a refused configuration ('error') is no output
                 wrong.setdefault(shape, f"{config}: rel {r['rel_fro']:.3g}")
             continue
         times = [r[k] for k in ("us_graph", "us_graph_best") if r.get(k) is not None]

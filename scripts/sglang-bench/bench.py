@@ -148,7 +148,11 @@ def main():
                     lse = torch.empty(b, HEADS, splits, device=dev, dtype=torch.float32)
                     counts = torch.full((b,), splits, device=dev, dtype=torch.int32)
 
-                    def run():
+                    # Bound now, not at the call (a closure would see the loop's later tensors); the
+                    # tensors stay referenced by the row while its graph may replay, since a captured
+                    # graph holds their addresses, not the tensors (released ones were reused by later
+                    # configurations and a re-timing replayed into them: device call 18 of 2026-12-07).
+                    def run(out=out, logits=logits, lse=lse, counts=counts, splits=splits, pdl=pdl):
                         da.decode_attention_fwd(q, k_buffer, v_buffer, out, kv_indptr, kv_indices, logits, lse,
                                                 counts, splits, sm_scale, scale, scale, has_mla=True,
                                                 use_pdl=pdl, page_size=1)
@@ -165,10 +169,20 @@ def main():
                             g = torch.cuda.CUDAGraph()
                             with torch.cuda.graph(g):
                                 run()
+                            # The replay's own output, checked as the eager one was.
+                            out.fill_(float('nan'))
+                            g.replay()
                             torch.cuda.synchronize()
-                            row['us_graph'] = do_bench(g.replay, warmup=10, rep=40, return_mode='median') * 1e3
-                            row['graph'] = g
-                            row['run'] = run
+                            graph_rel = ((out.float() - want).norm() / want.norm()).item()
+                            row['graph_rel_fro'] = graph_rel
+                            row['graph_ok'] = math.isfinite(graph_rel) and graph_rel <= REL_LIMIT[fmt]
+                            if row['graph_ok']:
+                                row['us_graph'] = do_bench(g.replay, warmup=10, rep=40, return_mode='median') * 1e3
+                                row['graph'] = g
+                                row['run'] = run
+                                row['tensors'] = (out, logits, lse, counts)
+                            else:
+                                wrong.append(f'{shape} {fmt} splits={splits} pdl={pdl}: graph replay rel {graph_rel:.3g}')
                         else:
                             wrong.append(f'{shape} {fmt} splits={splits} pdl={pdl}: rel {rel:.3g}')
                     except Exception as e:  # a configuration the kernel or this Triton refuses: reported, not timed
@@ -196,6 +210,7 @@ def main():
             for r in results:
                 r.pop('graph', None)
                 r.pop('run', None)
+                r.pop('tensors', None)
                 rows.append(r)
                 results_file.write(json.dumps(r) + '\n')
             results_file.flush()
