@@ -151,7 +151,7 @@ def main():
                     # Bound now, not at the call (a closure would see the loop's later tensors); the
                     # tensors stay referenced by the row while its graph may replay, since a captured
                     # graph holds their addresses, not the tensors (released ones were reused by later
-                    # configurations and a re-timing replayed into them: device call 18 of 2026-12-07).
+                    # configurations and a re-timing replayed into them: device call 19 of 2026-12-07's twenty-ninth session).
                     def run(out=out, logits=logits, lse=lse, counts=counts, splits=splits, pdl=pdl):
                         da.decode_attention_fwd(q, k_buffer, v_buffer, out, kv_indptr, kv_indices, logits, lse,
                                                 counts, splits, sm_scale, scale, scale, has_mla=True,
