@@ -22,14 +22,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(x)                                                                                  \
-  do {                                                                                            \
-    const cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
+#include "probe_common.h"
 
 namespace {
 
@@ -81,15 +74,6 @@ __global__ void lookup_and_return(const int* rows, int rows_per_block, int* neve
 }
 
 __global__ void empty_kernel() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-
-// The flush: 256 MB read by 8 blocks an SM (gpu/timing.hip's stream_read_kernel).
-__global__ void flush_read(const uint4* data, int64_t n, uint32_t* sink) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  uint32_t acc = 0;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
-    acc ^= data[i].x ^ data[i].w;
-  if (acc == 0x9E3779B9u) *sink = acc;
-}
 
 template <class Kernel, class... Args>
 void launch(Kernel k, unsigned grid, unsigned block, bool programmatic, cudaStream_t stream, Args... args) {
@@ -227,7 +211,7 @@ int main(int argc, char** argv) {
     std::vector<cudaEvent_t> ev(2 * reps);
     for (cudaEvent_t& e : ev) CHECK(cudaEventCreate(&e));
     for (int i = 0; i < reps; ++i) {
-      flush_read<<<8 * sms, 256, 0, stream>>>(flush_buf, flush_bytes / 16, sink);
+      probe::flush_read<<<8 * sms, 256, 0, stream>>>(flush_buf, flush_bytes / 16, sink);
       CHECK(cudaEventRecord(ev[2 * i], stream));
       CHECK(cudaGraphLaunch(exec, stream));
       CHECK(cudaEventRecord(ev[2 * i + 1], stream));

@@ -18,14 +18,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(x)                                                                                  \
-  do {                                                                                            \
-    const cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
+#include "probe_common.h"
 
 namespace {
 
@@ -58,23 +51,6 @@ __global__ void first_loads(const uint4* kv, uint64_t* stamps, uint4* sink) {
 #pragma unroll
   for (int k = 0; k < 4; ++k) stamps[blockIdx.x * 4 + k] = t[k];
   if (acc.x == 0x9E3779B9u) sink[blockIdx.x] = acc;
-}
-
-// The flush: 256 MB read by 8 blocks an SM (gpu/timing.hip's stream_read_kernel).
-__global__ void flush_read(const uint4* data, int64_t n, uint32_t* sink) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  uint32_t acc = 0;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
-    acc ^= data[i].x ^ data[i].w;
-  if (acc == 0x9E3779B9u) *sink = acc;
-}
-// The same flush compiled apart, so that its shared-memory carveout can be set alone.
-__global__ void flush_read_shared_carveout(const uint4* data, int64_t n, uint32_t* sink) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  uint32_t acc = 0;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
-    acc ^= data[i].x ^ data[i].w;
-  if (acc == 0x9E3779B9u) *sink = acc;
 }
 
 struct Shape {
@@ -131,7 +107,7 @@ int main(int argc, char** argv) {
   allow(first_loads);
   // The second flush asks for the largest shared-memory carveout, as the shapes with shared memory
   // need: if the SMs' reconfiguration between the flush and the call costs, these rows lose it.
-  CHECK(cudaFuncSetAttribute(flush_read_shared_carveout, cudaFuncAttributePreferredSharedMemoryCarveout,
+  CHECK(cudaFuncSetAttribute(probe::flush_read<1>, cudaFuncAttributePreferredSharedMemoryCarveout,
                              cudaSharedmemCarveoutMaxShared));
 
   const int64_t flush_bytes = int64_t{256} << 20;
@@ -181,8 +157,8 @@ int main(int argc, char** argv) {
       std::vector<uint64_t> host(kBlocks * 4);
       std::vector<float> deltas[3];
       for (int i = 0; i < 10 + reps; ++i) {
-        if (f == 0) flush_read<<<flush_grid, 256, 0, stream>>>(flush_buf, flush_words, sink);
-        if (f == 1) flush_read_shared_carveout<<<flush_grid, 256, 0, stream>>>(flush_buf, flush_words, sink);
+        if (f == 0) probe::flush_read<0><<<flush_grid, 256, 0, stream>>>(flush_buf, flush_words, sink);
+        if (f == 1) probe::flush_read<1><<<flush_grid, 256, 0, stream>>>(flush_buf, flush_words, sink);
         CHECK(cudaGetLastError());
         if (i >= 10) CHECK(cudaEventRecord(ev[2 * (i - 10)], stream));
         CHECK(cudaGraphLaunch(exec, stream));

@@ -1,0 +1,33 @@
+// What the CUDA timing probes beside this file share (each is built alone by nvcc; this header is
+// found beside them): the error check and the flush they run before each repetition, as
+// `mlacheck bench` does (gpu/timing.hip's stream_read_kernel: a read of 256 MB by 8 blocks an SM).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#define CHECK(x)                                                                                  \
+  do {                                                                                            \
+    const cudaError_t e_ = (x);                                                                   \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
+      std::exit(1);                                                                               \
+    }                                                                                             \
+  } while (0)
+
+namespace probe {
+
+// The flush's read. Variant: another instance of the same kernel, so that an attribute (a
+// shared-memory carveout) can be set on one without the other.
+template <int Variant = 0>
+__global__ void flush_read(const uint4* data, int64_t n, uint32_t* sink) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  uint32_t acc = 0;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
+    acc ^= data[i].x ^ data[i].w;
+  if (acc == 0x9E3779B9u) *sink = acc;
+}
+
+}  // namespace probe
