@@ -111,14 +111,8 @@ struct Scenario {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int reps = 200;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else {
-      std::fprintf(stderr, "usage: %s [--reps N]\n", argv[0]);
-      return 2;
-    }
-  }
+  const int reps = probe::reps_from_args(argc, argv);
+  if (reps < 0) return 2;
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, 0));
   const unsigned sms = static_cast<unsigned>(prop.multiProcessorCount);

@@ -92,14 +92,8 @@ float median(std::vector<float> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int reps = 200;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else {
-      std::fprintf(stderr, "usage: %s [--reps N]\n", argv[0]);
-      return 2;
-    }
-  }
+  const int reps = probe::reps_from_args(argc, argv);
+  if (reps < 0) return 2;
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s, %d SMs; median of %d graph replays, µs\n\n", prop.name, prop.multiProcessorCount, reps);

@@ -4,9 +4,11 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #define CHECK(x)                                                                                  \
   do {                                                                                            \
@@ -28,6 +30,20 @@ __global__ void flush_read(const uint4* data, int64_t n, uint32_t* sink) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
     acc ^= data[i].x ^ data[i].w;
   if (acc == 0x9E3779B9u) *sink = acc;
+}
+
+// The repetitions of `PROBE [--reps N]` (default 200), or -1 after printing the usage.
+inline int reps_from_args(int argc, char** argv) {
+  int reps = 200;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: %s [--reps N]\n", argv[0]);
+      return -1;
+    }
+  }
+  return reps;
 }
 
 }  // namespace probe
