@@ -9,8 +9,8 @@
 #   cmake --build BUILD --target cli/mlacheck                      # -DMLACHECK_GPU=cuda
 #   bash scripts/sglang-bench/build.sh .anchors/sgl                 # PyPI needed
 #   bash scripts/seed-bench/build.sh .anchors/seeds                 # ../shared/seeds
-# On the device (carry BUILD, .anchors/sgl, .anchors/seeds; about 5 minutes, most of it Triton's
-# compiles and sweeps): scripts/fp8-bar.sh BUILD [.anchors/sgl] [.anchors/seeds]
+# On the device (carry BUILD, .anchors/sgl, .anchors/seeds; most of its time is Triton's compiles and
+# sglang's sweep, which SGL_ARGS narrows): scripts/fp8-bar.sh BUILD [.anchors/sgl] [.anchors/seeds]
 # A missing seeds folder is skipped with a message; a missing sglang folder is refused.
 # Environment: FP8_BAR_STRATEGIES (default the fp8 recipes' and a16w16's hopper split-K), FP8_BAR_REPS
 # (30), SGL_ARGS (extra arguments of sglang-bench's run.sh, e.g. '--shapes bs4_kv1024'), SGL_TIMEOUT_S
