@@ -40,6 +40,7 @@ import sys
 
 BF16_RECIPE = "a16w16"
 SGLANG_FORMATS = ("bf16", "fp8")
+SEED_FORMATS = ("bf16", "fp8", "mxfp4")
 
 
 def fail(message):
@@ -208,7 +209,7 @@ def main():
     ap.add_argument("--sglang", metavar="sgl-results.jsonl")
     ap.add_argument("--sglang-format", choices=SGLANG_FORMATS, help="which of sglang's rows are the bar (required with --sglang)")
     ap.add_argument("--seeds", metavar="seed-results.jsonl")
-    ap.add_argument("--seeds-format", choices=SGLANG_FORMATS, help="which cache format's calls are the bar (required with --seeds)")
+    ap.add_argument("--seeds-format", choices=SEED_FORMATS, help="which cache format's calls are the bar (required with --seeds)")
     ap.add_argument("--recipes", default=BF16_RECIPE, help="comma-separated recipes whose strategies are mlacheck's side")
     ap.add_argument("--margin", type=float, default=0.05, help="the fraction ahead a row needs (issue 10: 0.05)")
     args = ap.parse_args()

@@ -2,8 +2,9 @@
 # Issue 10's fp8 bar against sglang's Triton MLA decode and the competition submissions in one device
 # call: mlacheck's fp8 (and bf16) split-K strategies timed twice, around scripts/sglang-bench's sweep
 # and scripts/seed-bench's run on the same GPU (graph replay, L2 flushed), then scripts/bf16-bar.py's
-# tables: the fp8 recipes against sglang's fp8 rows and the submissions' fp8 calls (faster on every
-# row: margin 0), and a16w16 against sglang's and the submissions' bf16 (the issue's 5 %).
+# tables: the fp8 recipes against sglang's fp8 rows and the submissions' fp8 calls, the MXFP4 recipes
+# against the submissions' MXFP4 calls (faster on every row: margin 0), and a16w16 against sglang's
+# and the submissions' bf16 (the issue's 5 %).
 #
 # Here (the development machine), once:
 #   cmake --build BUILD --target cli/mlacheck                      # -DMLACHECK_GPU=cuda
@@ -16,7 +17,8 @@
 # (30), SGL_ARGS (extra arguments of sglang-bench's run.sh, e.g. '--shapes bs4_kv1024'), SGL_TIMEOUT_S
 # (300: its sweep is stopped there, the ledgers and the tables still made), SEED_TIMEOUT_S (150), OUT, and
 # BAR_PACK=1: everything in $OUT/all.tgz beside bar-fp8.md (a device call hands back at most 8 files).
-# Output in $OUT (default ./fp8-bar-out): bench-{1,2}.json, sgl/, seeds/, bar-fp8.md, bar-bf16.md.
+# Output in $OUT (default ./fp8-bar-out): bench-{1,2}.json, sgl/, seeds/, bar-fp8.md, bar-bf16.md,
+# bar-mxfp4.md (with the submissions' results).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 build=${1:?usage: scripts/fp8-bar.sh BUILD_DIR [SGLANG_BENCH_DIR] [SEED_BENCH_DIR]}
@@ -24,8 +26,9 @@ sgl_dir=${2:-.anchors/sgl}
 seed_dir=${3:-.anchors/seeds}
 bin="$build/cli/mlacheck"
 out=${OUT:-fp8-bar-out}
-strategies=${FP8_BAR_STRATEGIES:-a8w8-cast/split-k/hopper,a8w8/split-k/hopper,a8w8-static/split-k/hopper,a16w8/split-k/hopper,a16w16/split-k/hopper}
+strategies=${FP8_BAR_STRATEGIES:-a8w8-cast/split-k/hopper,a8w8/split-k/hopper,a8w8-static/split-k/hopper,a16w8/split-k/hopper,a16w16/split-k/hopper,a16w4/split-k/hopper,a4w4/split-k/hopper}
 fp8_recipes=a8w8-cast,a8w8,a8w8-static,a16w8
+mxfp4_recipes=a16w4,a4w4
 reps=${FP8_BAR_REPS:-30}
 export MLACHECK_DATA_DIR=${MLACHECK_DATA_DIR:-$PWD/data}
 [[ -x "$bin" ]] || { echo "fp8-bar.sh: no binary at $bin (build it first, see the top of this script)" >&2; exit 2; }
@@ -70,6 +73,11 @@ if ((${#runs[@]} > 0)) && [[ -s "$out/sgl/sgl-results.jsonl" ]]; then
   python3 scripts/bf16-bar.py --mlacheck "${runs[@]}" --sglang "$out/sgl/sgl-results.jsonl" --sglang-format bf16 \
     "${seeds_bf16[@]}" > "$out/bar-bf16.md" 2>&1 || status=1
   cat "$out/bar-bf16.md"
+  if [[ -s "$out/seeds/seed-results.jsonl" ]]; then  # MXFP4: the submissions are the only other kernels
+    python3 scripts/bf16-bar.py --mlacheck "${runs[@]}" --seeds "$out/seeds/seed-results.jsonl" --seeds-format mxfp4 \
+      --recipes "$mxfp4_recipes" --margin 0 > "$out/bar-mxfp4.md" 2>&1 || status=1
+    cat "$out/bar-mxfp4.md"
+  fi
 else
   echo "fp8-bar.sh: no table (mlacheck runs: ${#runs[@]}, sglang results: $([[ -s $out/sgl/sgl-results.jsonl ]] && echo yes || echo none))"
   status=1

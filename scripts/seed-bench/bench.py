@@ -12,11 +12,11 @@ silently replaced). A submission stored as a whole-file diff gives its two sides
 `:after`); what does not import is reported and skipped.
 
 Per shape (the harness shapes, q_len 1) the competition's inputs are built as its harness built them
-(NUMERICS.md §4 and §6.3: q and kv randn x 0.02 in bf16, the cache's fp8 copy by the per-tensor
-quantization with a bf16 scale; no MXFP4 copy: a seed path that needs kv_data["mxfp4"] meets a
-KeyError, which the seed may catch itself and fall back from, as seed 000 does). The output is
-checked against float32 attention on the bf16 inputs (relative Frobenius error; the fp8 cache alone
-costs a few per cent), then an eager call and a CUDA-graph replay are timed with
+(NUMERICS.md §4, §5 and §6.3: q and kv randn x 0.02 in bf16, the cache's fp8 copy by the per-tensor
+quantization with a bf16 scale, its MXFP4 copy by aiter's block quantization as of 2026-03 with the
+scale bytes AMD stores). The output is checked against float32 attention on the values of the cache
+format the call read (relative Frobenius error: what remains is the kernel's own rounding of Q and
+P), the output of its graph replay too, then an eager call and a CUDA-graph replay are timed with
 triton.testing.do_bench (median, L2 cleared before each repetition).
 
 usage: bench.py --seed FILE [--seed FILE ...] [--shapes bs4_kv1024,...] [--out DIR]
@@ -35,8 +35,8 @@ import types
 HEADS, DK, DV = 16, 576, 512
 SHAPES = ['bs4_kv1024', 'bs4_kv8192', 'bs32_kv1024', 'bs32_kv8192', 'bs64_kv1024', 'bs64_kv8192',
           'bs256_kv1024', 'bs256_kv8192']
-# Against float32 attention on the bf16 inputs: the fp8 cache and an fp8 Q cost a few per cent; a
-# wrong path (wrong rows, scale, split) is off by order 1.
+# Against float32 attention on the values of the cache format read: an fp8 or MXFP4 Q and a rounded P
+# cost a few per cent; a wrong path (wrong rows, scale, split, packing) is off by order 1.
 REL_LIMIT = 0.1
 E4M3_MAX = 448.0
 SUBMISSION_LINE = re.compile(r'^submission \d+\s*$')
@@ -184,6 +184,50 @@ def quantize_fp8(torch, x):
     return codes, scale.to(torch.float32).reshape(1)
 
 
+# NUMERICS.md §5.3: the E2M1 magnitudes by code 0-7 (bit 3 the sign).
+E2M1_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+MXFP4_BLOCK = 32
+
+
+def quantize_mxfp4(torch, x):
+    """NUMERICS.md §5: the harness's MXFP4 copy (aiter's dynamic_mxfp4_quant, the rule of e6af9a487dc4
+    and later, the scale byte e + 127 as on AMD), for finite inputs. Returns the packed codes viewed
+    as float4_e2m1fn_x2 (M, 1, 288), the block scales viewed as float8_e8m0fnu (M, 18), and the
+    dequantized values (M, 576) float32 for the reference."""
+    rows = x.shape[0]
+    blocks = x.float().reshape(rows, DK // MXFP4_BLOCK, MXFP4_BLOCK)
+    amax = blocks.abs().amax(dim=-1)
+    # §5.2: amax rounded up to a power of two at the "0.75" point, then e = log2 - 2, clamped.
+    rounded = ((amax.view(torch.int32) + 0x200000) & -0x800000).view(torch.float32)
+    e = (torch.floor(torch.log2(rounded)) - 2).clamp(-127, 127)
+    qx = blocks * torch.exp2(-e)[..., None]
+    a = qx.abs()
+    bits = a.view(torch.int32)
+    # §5.3, a < 1: add 2^22 (spacing 0.5, ties to even) and take the bits above 2^22's.
+    below_one = (a + 4194304.0).view(torch.int32) - 0x4A800000
+    # 1 <= a < 6: the mantissa rounded to one bit (ties to even) with the exponent rebiased.
+    one_to_six = ((bits - (126 << 23) + 0x1FFFFF + ((bits >> 22) & 1)) >> 22) & 0xFF
+    magnitude = torch.where(a >= 6.0, torch.full_like(bits, 7), torch.where(a < 1.0, below_one, one_to_six))
+    codes = (magnitude | ((qx.view(torch.int32) < 0).to(torch.int32) << 3)).to(torch.uint8).reshape(rows, DK)
+    packed = codes[:, 0::2] | (codes[:, 1::2] << 4)  # §5.5: the low nibble is the even element
+    scale_bytes = (e + 127).to(torch.uint8)
+    table = torch.tensor(E2M1_VALUES, device=x.device)
+    values = (table[codes.long()].reshape(rows, DK // MXFP4_BLOCK, MXFP4_BLOCK) *
+              torch.exp2(e)[..., None]).reshape(rows, DK)
+    return (packed.contiguous().view(torch.float4_e2m1fn_x2).reshape(rows, 1, DK // 2),
+            scale_bytes.contiguous().view(torch.float8_e8m0fnu), values)
+
+
+def attention(torch, q, keys, b, kv_len):
+    """float32 attention of each request's q on its keys (M, 576) float32, 16 requests at a time."""
+    want = torch.empty(b, HEADS, DV, device=q.device)
+    for r0 in range(0, b, 16):
+        k = keys.view(b, kv_len, DK)[r0:r0 + 16]
+        s = torch.einsum('bhd,bkd->bhk', q[r0:r0 + 16].float(), k) / math.sqrt(DK)
+        want[r0:r0 + 16] = torch.einsum('bhk,bkd->bhd', torch.softmax(s, dim=-1), k[..., :DV])
+    return want
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--seed', action='append', required=True, metavar='FILE')
@@ -224,13 +268,21 @@ def main():
         config = {'batch_size': b, 'kv_seq_len': kv_len, 'q_seq_len': 1, 'num_heads': HEADS, 'num_kv_heads': 1,
                   'qk_head_dim': DK, 'v_head_dim': DV, 'kv_lora_rank': DV, 'qk_rope_head_dim': DK - DV,
                   'sm_scale': 1.0 / math.sqrt(DK)}
-        kv_data = KvRecord({'bf16': kv, 'fp8': (kv8, scale)})
+        fp4, fp4_scales, fp4_values = quantize_mxfp4(torch, kv.reshape(b * kv_len, DK))
+        kv_data = KvRecord({'bf16': kv, 'fp8': (kv8, scale), 'mxfp4': (fp4, fp4_scales)})
         data = (q, kv_data, qo_indptr, kv_indptr, config)
-        want = torch.empty(b, HEADS, DV, device=dev)
-        for r0 in range(0, b, 16):
-            k = kv.float().view(b, kv_len, DK)[r0:r0 + 16]
-            s = torch.einsum('bhd,bkd->bhk', q[r0:r0 + 16].float(), k) / math.sqrt(DK)
-            want[r0:r0 + 16] = torch.einsum('bhk,bkd->bhd', torch.softmax(s, dim=-1), k[..., :DV])
+        # The reference of each cache format on that format's values (a call that read one format is
+        # judged against it; one that read several against the bf16 cache's), made when first needed.
+        keys_of = {'bf16': lambda: kv.float().reshape(b * kv_len, DK),
+                   'fp8': lambda: kv8.float().reshape(b * kv_len, DK) * scale,
+                   'mxfp4': lambda: fp4_values}
+        references = {}
+
+        def reference(read):
+            fmt = read[0] if len(read) == 1 else 'bf16'
+            if fmt not in references:
+                references[fmt] = attention(torch, q, keys_of[fmt](), b, kv_len)
+            return references[fmt]
         nbytes_fp8 = b * kv_len * DK + b * HEADS * (DK + DV) * 2
         for name, module, why in seeds:
             row = {'seed': name, 'shape': shape, 'batch': b, 'kv_len': kv_len, 'total_kv': b * kv_len}
@@ -246,6 +298,7 @@ def main():
                 # The cache formats this shape's path read: it counts as a kernel of that format.
                 row['kv_read'] = sorted(kv_data.read)
                 out = out.view(b, HEADS, DV)
+                want = reference(row['kv_read'] or ['bf16'])
                 rel = ((out.float() - want).norm() / want.norm()).item()
                 row['rel_fro'] = rel
                 row['ok'] = math.isfinite(rel) and rel <= REL_LIMIT
@@ -256,6 +309,7 @@ def main():
                         g = torch.cuda.CUDAGraph()
                         with torch.cuda.graph(g):
                             captured = module.custom_kernel(data)
+                        captured.fill_(float('nan'))  # the replay's own output is what is checked
                         g.replay()
                         torch.cuda.synchronize()
                         grel = ((captured.view(b, HEADS, DV).float() - want).norm() / want.norm()).item()
@@ -281,14 +335,14 @@ def main():
             rows.append(row)
             results_file.write(json.dumps(row) + '\n')
             results_file.flush()
-        del q, kv, kv8, want, data
+        del q, kv, kv8, fp4, fp4_scales, fp4_values, references, data
         torch.cuda.empty_cache()
     results_file.close()
     with open(os.path.join(args.out, 'seed-report.md'), 'w') as f:
         f.write(f'# The competition submissions on {props.name} ({props.multi_processor_count} SMs, torch '
                 f'{torch.__version__})\n\nTheir Triton paths (aiter is AMD\'s: a path needing it is not run); '
-                'inputs as the harness built them, no MXFP4 copy; rel against float32 attention on the bf16 '
-                'inputs; triton do_bench median, L2 cleared before each repetition, µs.\n\n'
+                'inputs as the harness built them; rel against float32 attention on the values of the cache '
+                'format the call read; triton do_bench median, L2 cleared before each repetition, µs.\n\n'
                 '| shape | seed | cache read | rel | eager us | graph us | note |\n|---|---|---|---:|---:|---:|---|\n')
         for r in rows:
             note = r.get('skipped') or r.get('error') or r.get('graph_error') or ('' if r.get('ok') else 'WRONG')

@@ -30,7 +30,10 @@ os.makedirs(f"{work}/sgl")
 os.makedirs(f"{work}/seeds")
 with open(f"{work}/seeds/run.sh", "w") as f:
     f.write('''mkdir -p "$OUT"
-echo '{"seed": "002.txt", "shape": "bs4_kv1024", "batch": 4, "total_kv": 4096, "kv_read": ["fp8"], "ok": true, "graph_ok": true, "rel_fro": 0.03, "us_graph": 14.5}' > "$OUT/seed-results.jsonl"
+cat > "$OUT/seed-results.jsonl" <<'ROWS'
+{"seed": "002.txt", "shape": "bs4_kv1024", "batch": 4, "total_kv": 4096, "kv_read": ["fp8"], "ok": true, "graph_ok": true, "rel_fro": 0.03, "us_graph": 14.5}
+{"seed": "001.txt", "shape": "bs4_kv1024", "batch": 4, "total_kv": 4096, "kv_read": ["mxfp4"], "ok": true, "graph_ok": true, "rel_fro": 0.03, "us_graph": 13.0}
+ROWS
 ''')
 fake_mlacheck = f"{work}/build/cli/mlacheck"
 with open(fake_mlacheck, "w") as f:
@@ -39,7 +42,8 @@ import json, sys
 args = sys.argv[1:]
 assert args[0] == "bench" and "--graph" in args, args
 rows = [{"case": "bs4_kv1024", "strategy": s, "median_us": us, "batch": 4, "total_kv": 4096, "bytes": 1000}
-        for s, us in (("a8w8-cast/split-k/hopper", 14.0), ("a16w16/split-k/hopper", 12.0))]
+        for s, us in (("a8w8-cast/split-k/hopper", 14.0), ("a16w16/split-k/hopper", 12.0),
+                      ("a16w4/split-k/hopper", 13.5))]
 json.dump({"graph": True, "read_ceiling": {"gbps": 3000.0}, "rows": rows}, open(args[args.index("--json") + 1], "w"))
 print("bench rows:", len(rows))
 ''')
@@ -69,11 +73,13 @@ expect("| bs4_kv1024 | 14.0 (a8w8-cast/split-k/hopper) |" in bar and "| 15.0 (sp
        "and sglang's bf16 11.0 not in it)")
 expect("12.0 (a16w16/split-k/hopper)" in p.stdout and "| **no** |" in p.stdout,
        "the bf16 table: a16w16's 12.0 against sglang's bf16 11.0, not met")
+expect("13.5 (a16w4/split-k/hopper)" in p.stdout and "| 13.0 (001.txt) | 13.0 |" in p.stdout,
+       "the MXFP4 table: a16w4's 13.5 against the submission's MXFP4 call 13.0 (not met)")
 if "all.tgz" in left:
     names = tarfile.open(f"{work}/out/all.tgz").getnames()
     expect(any(n.endswith("sgl/sgl-results.jsonl") for n in names) and any(n.endswith("bench-2.json") for n in names)
            and any(n.endswith("seeds/seed-results.jsonl") for n in names)
-           and any(n.endswith("bar-bf16.md") for n in names),
+           and any(n.endswith("bar-bf16.md") for n in names) and any(n.endswith("bar-mxfp4.md") for n in names),
            "all.tgz holds sglang's and the submissions' results, both ledgers and the bf16 table")
 
 shutil.rmtree(f"{work}/out", ignore_errors=True)
