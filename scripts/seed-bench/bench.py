@@ -35,9 +35,12 @@ import types
 HEADS, DK, DV = 16, 576, 512
 SHAPES = ['bs4_kv1024', 'bs4_kv8192', 'bs32_kv1024', 'bs32_kv8192', 'bs64_kv1024', 'bs64_kv8192',
           'bs256_kv1024', 'bs256_kv8192']
-# Against float32 attention on the values of the cache format read: an fp8 or MXFP4 Q and a rounded P
-# cost a few per cent; a wrong path (wrong rows, scale, split, packing) is off by order 1.
-REL_LIMIT = 0.1
+# Against float32 attention on the values of the cache format read: an fp8 Q and a rounded P cost a
+# few per cent (seeds 002 and 004 were 2.6-2.7e-2 off the bf16 cache's attention, their fp8 cache's
+# error included: device call 19 of 2026-12-07's twenty-ninth session); a wrong path (wrong rows, scale, split, packing) is off by order 1. A kernel reading the
+# MXFP4 cache may quantize Q to E2M1 too (one mantissa bit), so its limit is wider, still far below
+# order 1 (not yet measured: the MXFP4 copy has not run on a GPU).
+REL_LIMIT = {'bf16': 0.1, 'fp8': 0.1, 'mxfp4': 0.3}
 E4M3_MAX = 448.0
 SUBMISSION_LINE = re.compile(r'^submission \d+\s*$')
 
@@ -298,10 +301,12 @@ def main():
                 # The cache formats this shape's path read: it counts as a kernel of that format.
                 row['kv_read'] = sorted(kv_data.read)
                 out = out.view(b, HEADS, DV)
-                want = reference(row['kv_read'] or ['bf16'])
+                read = row['kv_read'] or ['bf16']
+                want = reference(read)
+                limit = REL_LIMIT[read[0] if len(read) == 1 else 'bf16']
                 rel = ((out.float() - want).norm() / want.norm()).item()
                 row['rel_fro'] = rel
-                row['ok'] = math.isfinite(rel) and rel <= REL_LIMIT
+                row['ok'] = math.isfinite(rel) and rel <= limit
                 if row['ok']:
                     run = lambda: module.custom_kernel(data)  # noqa: E731
                     row['us_eager'] = do_bench(run, warmup=args.warmup_ms, rep=args.rep_ms, return_mode='median') * 1e3
@@ -313,7 +318,7 @@ def main():
                         g.replay()
                         torch.cuda.synchronize()
                         grel = ((captured.view(b, HEADS, DV).float() - want).norm() / want.norm()).item()
-                        row['graph_ok'] = math.isfinite(grel) and grel <= REL_LIMIT
+                        row['graph_ok'] = math.isfinite(grel) and grel <= limit
                         if row['graph_ok']:
                             row['us_graph'] = do_bench(g.replay, warmup=args.warmup_ms, rep=args.rep_ms,
                                                        return_mode='median') * 1e3
@@ -351,7 +356,7 @@ def main():
                     f"{r.get('us_eager', float('nan')):.1f} | {r.get('us_graph', float('nan')):.1f} | {note[:120]} |\n")
     wrong = [f"{r['shape']} {r['seed']}" for r in rows if 'rel_fro' in r and not r['ok']]
     if wrong:
-        print(f'bench.py: output off the float32 reference (rel > {REL_LIMIT}) on {wrong}', file=sys.stderr)
+        print(f'bench.py: output off the float32 reference (rel over {REL_LIMIT}) on {wrong}', file=sys.stderr)
         return 1
     return 0
 
