@@ -133,21 +133,21 @@ def seed_sources(path):
 
 def load_seed(name, source):
     """The seed's module, or (None, why) when it does not import or has no custom_kernel."""
+    module_name = 'seed_' + re.sub(r'[^0-9A-Za-z]', '_', name)
+    # Triton reads a kernel's source through inspect (the code's file): the module is compiled as a
+    # file that holds exactly its source, written before it runs.
+    src_path = os.path.join(os.environ.get('TMPDIR', '/tmp'), f'{module_name}.py')
     try:
-        compile(source, name, 'exec')
+        code = compile(source, src_path, 'exec')
     except SyntaxError as e:
         return None, f'not a Python module ({e.msg}, line {e.lineno})'
-    module_name = 'seed_' + re.sub(r'[^0-9A-Za-z]', '_', name)
-    module = types.ModuleType(module_name)
-    sys.modules[module_name] = module
-    # Triton reads a kernel's source through inspect (the code's file): the module is compiled from
-    # a file that holds exactly its source.
-    src_path = os.path.join(os.environ.get('TMPDIR', '/tmp'), f'{module_name}.py')
     with open(src_path, 'w') as f:
         f.write(source)
+    module = types.ModuleType(module_name)
     module.__file__ = src_path
+    sys.modules[module_name] = module
     try:
-        exec(compile(source, src_path, 'exec'), module.__dict__)
+        exec(code, module.__dict__)
     except Exception as e:  # its imports or module-level code: reported, the seed skipped
         return None, f'import failed: {type(e).__name__}: {str(e)[:300]}'
     if not callable(getattr(module, 'custom_kernel', None)):

@@ -140,7 +140,7 @@ def main():
             nbytes = kv_bytes + b * HEADS * (DK + DV) * 2
             results = []
             for splits in split_counts:
-                if (splits - 1) * 32 >= kv_len:  # splits of fewer than sglang's 32-key minimum: empty programs
+                if (splits - 1) * da._MIN_BLOCK_KV >= kv_len:  # sglang's least split length: empty programs
                     continue
                 for pdl in (False, True):
                     out = torch.full((b, HEADS, DV), float('nan'), device=dev, dtype=torch.bfloat16)
@@ -219,8 +219,8 @@ def main():
         del q, cache
         torch.cuda.empty_cache()
     results_file.close()
-    version = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'sglang.version')).read().strip() \
-        if os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'sglang.version')) else '?'
+    version_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'sglang.version')
+    version = open(version_file).read().strip() if os.path.isfile(version_file) else '?'
     with open(os.path.join(args.out, 'sgl-report.md'), 'w') as f:
         f.write(f'# sglang Triton MLA decode ({props.name}, {props.multi_processor_count} SMs, torch '
                 f'{torch.__version__}, {version})\n\n16 heads, q_len 1, contiguous key rows, scale 1/sqrt(576); '
