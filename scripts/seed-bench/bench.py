@@ -156,7 +156,7 @@ def load_seed(name, source):
 
 
 class KvRecord(dict):
-    """kv_data that records which of its formats a call read (bf16, fp8): the format a row counts for."""
+    """kv_data that records which of its formats a call read (bf16, fp8, mxfp4): the format a row counts for."""
 
     def __init__(self, *args):
         super().__init__(*args)
@@ -169,6 +169,17 @@ class KvRecord(dict):
     def get(self, key, default=None):
         self.read.add(key)
         return super().get(key, default)
+
+
+def steady_call(custom_kernel, data, kv_data):
+    """One call of a submission after a first, untimed one, and the cache formats the second read.
+    The first call may do once-only work that touches other formats (seed 001's first call warms
+    aiter's fp8 path, which raises here and is swallowed by its own try, then runs its MXFP4 path):
+    the formats of the calls that are timed are the row's, not the warm-up's."""
+    custom_kernel(data)
+    kv_data.read.clear()
+    out = custom_kernel(data)
+    return out, sorted(kv_data.read)
 
 
 def parse_shape(name):
@@ -295,11 +306,9 @@ def main():
                 results_file.write(json.dumps(row) + '\n')
                 continue
             try:
-                kv_data.read.clear()
-                out = module.custom_kernel(data)
+                # The cache formats this shape's timed path read: it counts as a kernel of that format.
+                out, row['kv_read'] = steady_call(module.custom_kernel, data, kv_data)
                 torch.cuda.synchronize()
-                # The cache formats this shape's path read: it counts as a kernel of that format.
-                row['kv_read'] = sorted(kv_data.read)
                 out = out.view(b, HEADS, DV)
                 read = row['kv_read'] or ['bf16']
                 want = reference(read)

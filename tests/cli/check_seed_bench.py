@@ -68,6 +68,24 @@ with tempfile.TemporaryDirectory() as d:
     module, why = bench.load_seed("nokernel.txt", "X = 1\n")
     expect(module is None and why == "no custom_kernel", "a module without custom_kernel is reported")
 
+    # Seed 001's shape: the first call warms an fp8 path that needs aiter (its own try swallows the
+    # raise), every call then reads MXFP4. The row is the timed calls' format, MXFP4 alone.
+    module, why = bench.load_seed("warms.txt", (
+        "from aiter.mla import mla_decode_fwd\nwarmed = False\n"
+        "def custom_kernel(data):\n    global warmed\n    q, kv_data, qo, kv, config = data\n"
+        "    if not warmed:\n        warmed = True\n        try:\n            mla_decode_fwd(kv_data['fp8'])\n"
+        "        except Exception:\n            pass\n    return kv_data['mxfp4']\n"))
+    kv_data = bench.KvRecord({"fp8": "F", "mxfp4": "M"})
+    out, read = bench.steady_call(module.custom_kernel, ("q", kv_data, None, None, {}), kv_data)
+    expect(out == "M" and read == ["mxfp4"], f"a first call's warm-up read is not the row's format ({why}{read})")
+    # A call that reads two formats every time is reported as reading both (no single format's row).
+    module, why = bench.load_seed("both.txt", (
+        "def custom_kernel(data):\n    q, kv_data, qo, kv, config = data\n"
+        "    return (kv_data['fp8'], kv_data.get('mxfp4'))\n"))
+    kv_data = bench.KvRecord({"fp8": "F", "mxfp4": "M"})
+    out, read = bench.steady_call(module.custom_kernel, ("q", kv_data, None, None, {}), kv_data)
+    expect(out == ("F", "M") and read == ["fp8", "mxfp4"], f"every format a steady call reads is reported ({read})")
+
 if failures:
     print(f"{len(failures)} check(s) failed")
     sys.exit(1)
