@@ -323,7 +323,11 @@ def main():
                         g = torch.cuda.CUDAGraph()
                         with torch.cuda.graph(g):
                             captured = module.custom_kernel(data)
-                        captured.fill_(float('nan'))  # the replay's own output is what is checked
+                        # The replay's own output is what is checked. Poisoned inside inference mode: a
+                        # submission whose custom_kernel runs under @torch.inference_mode() (004) returns
+                        # an inference tensor, which refuses an in-place write outside it.
+                        with torch.inference_mode():
+                            captured.fill_(float('nan'))
                         g.replay()
                         torch.cuda.synchronize()
                         grel = ((captured.view(b, HEADS, DV).float() - want).norm() / want.norm()).item()
