@@ -21,7 +21,7 @@
 // (float32 and bf16 inputs alike: the bf16 partials are the float ones rounded).
 //   nvcc -std=c++17 -O3 --fmad=false -I. -gencode arch=compute_90a,code=sm_90a \
 //        docs/probes/merge_stages.cu -o merge_stages          (from the repository's root)
-//   ./merge_stages [--reps N]                                  (on the GPU machine; a few seconds)
+//   ./merge_stages [--reps N] [--no-flush]                     (on the GPU machine; a few seconds)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -46,7 +46,10 @@ constexpr int kBlockThreads = kVDim / 4;  // 4 dims a thread (gpu/common/merge.h
 constexpr int kWarpDims = 128;            // a warp's value dims in the submission's grid
 constexpr bool kBase2 = true;             // the hopper kernels' softmax base
 
-enum class Weights { kNone, kFloat, kDouble };
+// kDoubleCall: the double-precision weights in a function of its own (not inlined), which kWarmed
+// also calls once before the programmatic launch's wait, so that its instructions and constants are
+// fetched while the kernel waits for its predecessor instead of after the wait.
+enum class Weights { kNone, kFloat, kDouble, kDoubleCall, kWarmed };
 enum class Grid { kBlockPerHead, kWarpPer128Dims };
 
 __host__ __device__ inline float partial_value(int64_t i) {
@@ -72,8 +75,11 @@ __device__ inline void store16(__nv_bfloat16* p, int64_t first, float zero) {
 // Block (token, split): reads its tile's bytes in one round of 16-byte loads, then writes its 16
 // partial rows (values fixed by their index, made dependent on the bytes read so no load is
 // dropped) and their LSEs.
-template <class Partial>
+// kEarly: the producer lets the merge's blocks start at its own start (griddepcontrol.launch_dependents),
+// so that they wait, on SMs it leaves idle, from then on instead of from its end.
+template <class Partial, bool kEarly = false>
 __global__ void producer(const uint4* kv, Partial* part_o, float* part_lse) {
+  if constexpr (kEarly) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int64_t words = kTileKeys * kKeyRowBytes / 16;
   const uint4* tile = kv + blockIdx.x * words;
   uint32_t acc = 0;
@@ -93,9 +99,12 @@ __device__ inline float4 load4(const __nv_bfloat16* p) {
   return make_float4(a.x, a.y, b.x, b.y);
 }
 
+__device__ __noinline__ float double_weight_call(float lse, float big) { return merge::weight(kBase2, lse, big); }
+
 template <Weights kWeights>
 __device__ inline float weight_of(float lse, float big) {
   if constexpr (kWeights == Weights::kDouble) return merge::weight(kBase2, lse, big);
+  else if constexpr (kWeights == Weights::kDoubleCall || kWeights == Weights::kWarmed) return double_weight_call(lse, big);
   else return exp2f(lse - big);
 }
 
@@ -114,6 +123,14 @@ __device__ inline void store_out(__nv_bfloat16* out, const float acc[4]) {
 template <Weights kWeights, bool kLse, class Partial>
 __global__ void __launch_bounds__(kBlockThreads) merge_block(const Partial* part_o, const float* part_lse, __nv_bfloat16* out,
                                                              float* lse_out) {
+  if constexpr (kWeights == Weights::kWarmed) {
+    // The first warp's weight code run once on a value of its own before the wait (stored only if it
+    // is NaN, which it is not, so that the call is kept).
+    if (threadIdx.x < 32) {
+      const float w = double_weight_call(lse_value(threadIdx.x), 4.0f);
+      if (w != w) lse_out[0] = w;
+    }
+  }
   asm volatile("griddepcontrol.wait;" ::: "memory");
   __shared__ float weight[kSplits];
   __shared__ float total_at;
@@ -267,11 +284,11 @@ struct Row {
   void (*call)(const Buffers&, cudaStream_t);
 };
 
-template <Weights kWeights, Grid kGrid, class Partial, bool kLse = false>
+template <Weights kWeights, Grid kGrid, class Partial, bool kLse = false, bool kEarly = false>
 void producer_and_merge(const Buffers& b, cudaStream_t stream) {
   Partial* part = nullptr;
   if constexpr (sizeof(Partial) == 4) part = b.part_f32; else part = b.part_bf16;
-  launch(producer<Partial>, kProducerBlocks, kProducerThreads, false, stream, static_cast<const uint4*>(b.kv), part, b.part_lse);
+  launch(producer<Partial, kEarly>, kProducerBlocks, kProducerThreads, false, stream, static_cast<const uint4*>(b.kv), part, b.part_lse);
   const Partial* in = part;
   if constexpr (kGrid == Grid::kBlockPerHead)
     launch(merge_block<kWeights, kLse, Partial>, kTokens * kHeads, kBlockThreads, true, stream, in,
@@ -296,13 +313,23 @@ void producer_and_empty(const Buffers& b, cudaStream_t stream) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int reps = probe::reps_from_args(argc, argv);
+  // --no-flush: the same replays without the 256 MB read before each. The merge's data (partials,
+  // LSEs) is in L2 either way, since the producer has just written it; so the difference a flush
+  // makes to the merge stage is its code's, fetched from memory after the flush.
+  bool flush = true;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--no-flush") == 0) flush = false;
+    else argv[kept++] = argv[i];
+  }
+  const int reps = probe::reps_from_args(kept, argv);
   if (reps < 0) return 2;
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, 0));
   const unsigned sms = static_cast<unsigned>(prop.multiProcessorCount);
   std::printf("%s, %u SMs; 4 x 1024: the producer (64 blocks) then a merge of 16 splits; "
-              "median of %d graph replays, L2 flushed before each, µs\n\n", prop.name, sms, reps);
+              "median of %d graph replays, %s, µs\n\n", prop.name, sms, reps,
+              flush ? "L2 flushed before each" : "no flush (--no-flush)");
   Buffers b{};
   CHECK(cudaMalloc(&b.kv, kKvBytes));
   CHECK(cudaMalloc(&b.part_f32, kPartials * sizeof(float)));
@@ -330,6 +357,15 @@ int main(int argc, char** argv) {
       {"block/head, double exp, f32", false, true, producer_and_merge<W::kDouble, G::kBlockPerHead, float>},
       {"block/head, double exp + merged LSE before the barrier (mlacheck's steps), f32", false, true,
        producer_and_merge<W::kDouble, G::kBlockPerHead, float, true>},
+      {"block/head, double exp in a call, f32", false, true, producer_and_merge<W::kDoubleCall, G::kBlockPerHead, float>},
+      {"block/head, double exp in a call, run once before the wait, f32", false, true,
+       producer_and_merge<W::kWarmed, G::kBlockPerHead, float>},
+      {"early launch: block/head, no weights, f32", false, false,
+       producer_and_merge<W::kNone, G::kBlockPerHead, float, false, true>},
+      {"early launch: block/head, double exp in a call, f32", false, true,
+       producer_and_merge<W::kDoubleCall, G::kBlockPerHead, float, false, true>},
+      {"early launch: block/head, double exp in a call, run once before the wait, f32", false, true,
+       producer_and_merge<W::kWarmed, G::kBlockPerHead, float, false, true>},
       {"block/head, no weights, bf16", true, false, producer_and_merge<W::kNone, G::kBlockPerHead, B>},
       {"block/head, double exp, bf16", true, true, producer_and_merge<W::kDouble, G::kBlockPerHead, B>},
       {"warp/128 dims, no weights, f32", false, false, producer_and_merge<W::kNone, G::kWarpPer128Dims, float>},
@@ -359,7 +395,7 @@ int main(int argc, char** argv) {
     std::vector<cudaEvent_t> ev(2 * reps);
     for (cudaEvent_t& e : ev) CHECK(cudaEventCreate(&e));
     for (int i = 0; i < reps; ++i) {
-      probe::flush_read<<<8 * sms, 256, 0, stream>>>(b.flush, kFlushBytes / 16, b.sink);
+      if (flush) probe::flush_read<<<8 * sms, 256, 0, stream>>>(b.flush, kFlushBytes / 16, b.sink);
       CHECK(cudaEventRecord(ev[2 * i], stream));
       CHECK(cudaGraphLaunch(exec, stream));
       CHECK(cudaEventRecord(ev[2 * i + 1], stream));
