@@ -75,20 +75,6 @@ __global__ void lookup_and_return(const int* rows, int rows_per_block, int* neve
 
 __global__ void empty_kernel() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
-template <class Kernel, class... Args>
-void launch(Kernel k, unsigned grid, unsigned block, bool programmatic, cudaStream_t stream, Args... args) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(block);
-  config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &attribute;
-  config.numAttrs = programmatic ? 1 : 0;
-  CHECK(cudaLaunchKernelEx(&config, k, args...));
-}
-
 // A scenario's grid given per SM of the GPU it runs on (a persistent grid), not as a count.
 constexpr unsigned kOnePerSm = 0, kTwoPerSm = ~0u;
 // The no-op merge's rows: a merge block per (query row, head) of 256 one-token requests.
@@ -183,16 +169,16 @@ int main(int argc, char** argv) {
   for (const Scenario& s : scenarios) {
     const auto call = [&] {
       if (s.empty) {
-        for (int k = 0; k < s.kernels; ++k) launch(empty_kernel, s.grid, s.threads, k > 0 && s.programmatic, stream);
+        for (int k = 0; k < s.kernels; ++k) probe::launch(empty_kernel, s.grid, s.threads, k > 0 && s.programmatic, stream);
         return;
       }
-      launch(read_and_write, s.grid, s.threads, false, stream, static_cast<const uint4*>(kv_buf), s.kv_bytes / 16,
+      probe::launch(read_and_write, s.grid, s.threads, false, stream, static_cast<const uint4*>(kv_buf), s.kv_bytes / 16,
              out_buf, s.out_bytes / 16);
       if (s.merge_rows > 0 && s.splits == 0)
-        launch(lookup_and_return, static_cast<unsigned>(s.merge_rows), 128u, s.programmatic, stream,
+        probe::launch(lookup_and_return, static_cast<unsigned>(s.merge_rows), 128u, s.programmatic, stream,
                static_cast<const int*>(rows), kNoOpRows / s.merge_rows, never);
       else if (s.merge_rows > 0)
-        launch(merge_like, static_cast<unsigned>(s.merge_rows), static_cast<unsigned>(kVDim / 4), s.programmatic,
+        probe::launch(merge_like, static_cast<unsigned>(s.merge_rows), static_cast<unsigned>(kVDim / 4), s.programmatic,
                stream, reinterpret_cast<const float4*>(out_buf), s.splits, merged);
     };
     cudaGraph_t graph;
@@ -202,24 +188,9 @@ int main(int argc, char** argv) {
     CHECK(cudaStreamEndCapture(stream, &graph));
     CHECK(cudaGraphInstantiateWithFlags(&exec, graph, 0));
     for (int i = 0; i < 10; ++i) CHECK(cudaGraphLaunch(exec, stream));
-    std::vector<cudaEvent_t> ev(2 * reps);
-    for (cudaEvent_t& e : ev) CHECK(cudaEventCreate(&e));
-    for (int i = 0; i < reps; ++i) {
-      probe::flush_read<<<8 * sms, 256, 0, stream>>>(flush_buf, flush_bytes / 16, sink);
-      CHECK(cudaEventRecord(ev[2 * i], stream));
-      CHECK(cudaGraphLaunch(exec, stream));
-      CHECK(cudaEventRecord(ev[2 * i + 1], stream));
-    }
-    CHECK(cudaStreamSynchronize(stream));
-    std::vector<float> us(reps);
-    for (int i = 0; i < reps; ++i) {
-      CHECK(cudaEventElapsedTime(&us[i], ev[2 * i], ev[2 * i + 1]));
-      us[i] *= 1000.0f;
-    }
-    for (cudaEvent_t e : ev) CHECK(cudaEventDestroy(e));
+    const std::vector<float> us = probe::replay_times(exec, stream, reps, flush_buf, flush_bytes / 16, sink, 8 * sms);
     CHECK(cudaGraphExecDestroy(exec));
     CHECK(cudaGraphDestroy(graph));
-    std::sort(us.begin(), us.end());
     const float median = us[reps / 2], p10 = us[reps / 10], p90 = us[(9 * reps) / 10];
     std::printf("| %s | %u x %u | %.1f | %.2f | %.2f | %.2f | %.0f |\n", s.name, s.grid, s.threads, s.kv_bytes / 1e6,
                 median, p10, p90, s.kv_bytes / (median * 1e3));

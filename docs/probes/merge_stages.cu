@@ -116,6 +116,25 @@ __device__ inline void store_out(__nv_bfloat16* out, const float acc[4]) {
   *reinterpret_cast<uint2*>(out) = u;
 }
 
+// A thread's 4 dims: Σ_s w_s · o_s in split order, each product rounded before the sum (merge_math.h),
+// over the total, stored as bf16.
+template <class WeightOfSplit>
+__device__ inline void weigh_and_store(const float4 (&early)[kSplits], WeightOfSplit weight_of_split, float total,
+                                       __nv_bfloat16* out) {
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+  for (int s = 0; s < kSplits; ++s) {
+    const float w = weight_of_split(s);
+    acc[0] = merge::accumulate(acc[0], w, early[s].x);
+    acc[1] = merge::accumulate(acc[1], w, early[s].y);
+    acc[2] = merge::accumulate(acc[2], w, early[s].z);
+    acc[3] = merge::accumulate(acc[3], w, early[s].w);
+  }
+#pragma unroll
+  for (int e = 0; e < 4; ++e) acc[e] = acc[e] / total;
+  store_out(out, acc);
+}
+
 // mlacheck's grid: block (token, head), thread t dims 4t .. 4t+3, all 16 partial rows loaded before
 // the weights are known; the first warp's LSEs, maximum, weights and their sum in split order, one
 // barrier (gpu/common/merge.hip's order of steps).
@@ -159,18 +178,8 @@ __global__ void __launch_bounds__(kBlockThreads) merge_block(const Partial* part
     __syncthreads();
     total = total_at;
   }
-  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-  for (int s = 0; s < kSplits; ++s) {
-    const float w = kWeights == Weights::kNone ? 1.0f : weight[s];
-    acc[0] = merge::accumulate(acc[0], w, early[s].x);
-    acc[1] = merge::accumulate(acc[1], w, early[s].y);
-    acc[2] = merge::accumulate(acc[2], w, early[s].z);
-    acc[3] = merge::accumulate(acc[3], w, early[s].w);
-  }
-#pragma unroll
-  for (int e = 0; e < 4; ++e) acc[e] = acc[e] / total;
-  store_out(out + (static_cast<int64_t>(token) * kHeads + head) * kVDim + 4 * tid, acc);
+  weigh_and_store(early, [&](int s) { return kWeights == Weights::kNone ? 1.0f : weight[s]; }, total,
+                  out + (static_cast<int64_t>(token) * kHeads + head) * kVDim + 4 * tid);
 }
 
 // The submission's grid: one warp per (token, head, 128 value dims), lane l dims 4l .. 4l+3 of
@@ -198,35 +207,11 @@ __global__ void __launch_bounds__(32) merge_warp(const Partial* part_o, const fl
 #pragma unroll
     for (int s = 0; s < kSplits; ++s) total = total + __shfl_sync(0xffffffffu, w_lane, s);
   }
-  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-  for (int s = 0; s < kSplits; ++s) {
-    const float w = kWeights == Weights::kNone ? 1.0f : __shfl_sync(0xffffffffu, w_lane, s);
-    acc[0] = merge::accumulate(acc[0], w, early[s].x);
-    acc[1] = merge::accumulate(acc[1], w, early[s].y);
-    acc[2] = merge::accumulate(acc[2], w, early[s].z);
-    acc[3] = merge::accumulate(acc[3], w, early[s].w);
-  }
-#pragma unroll
-  for (int e = 0; e < 4; ++e) acc[e] = acc[e] / total;
-  store_out(out + (static_cast<int64_t>(token) * kHeads + head) * kVDim + dim, acc);
+  weigh_and_store(early, [&](int s) { return kWeights == Weights::kNone ? 1.0f : __shfl_sync(0xffffffffu, w_lane, s); },
+                  total, out + (static_cast<int64_t>(token) * kHeads + head) * kVDim + dim);
 }
 
 __global__ void empty_kernel() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-
-template <class Kernel, class... Args>
-void launch(Kernel k, unsigned grid, unsigned block, bool programmatic, cudaStream_t stream, Args... args) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(block);
-  config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &attribute;
-  config.numAttrs = programmatic ? 1 : 0;
-  CHECK(cudaLaunchKernelEx(&config, k, args...));
-}
 
 struct Buffers {
   uint4* kv;
@@ -288,26 +273,26 @@ template <Weights kWeights, Grid kGrid, class Partial, bool kLse = false, bool k
 void producer_and_merge(const Buffers& b, cudaStream_t stream) {
   Partial* part = nullptr;
   if constexpr (sizeof(Partial) == 4) part = b.part_f32; else part = b.part_bf16;
-  launch(producer<Partial, kEarly>, kProducerBlocks, kProducerThreads, false, stream, static_cast<const uint4*>(b.kv), part, b.part_lse);
+  probe::launch(producer<Partial, kEarly>, kProducerBlocks, kProducerThreads, false, stream, static_cast<const uint4*>(b.kv), part, b.part_lse);
   const Partial* in = part;
   if constexpr (kGrid == Grid::kBlockPerHead)
-    launch(merge_block<kWeights, kLse, Partial>, kTokens * kHeads, kBlockThreads, true, stream, in,
+    probe::launch(merge_block<kWeights, kLse, Partial>, kTokens * kHeads, kBlockThreads, true, stream, in,
            static_cast<const float*>(b.part_lse), b.out, b.lse_out);
   else
-    launch(merge_warp<kWeights, Partial>, kTokens * kHeads * (kVDim / kWarpDims), 32, true, stream, in,
+    probe::launch(merge_warp<kWeights, Partial>, kTokens * kHeads * (kVDim / kWarpDims), 32, true, stream, in,
            static_cast<const float*>(b.part_lse), b.out);
 }
 
 void producer_alone(const Buffers& b, cudaStream_t stream) {
-  launch(producer<float>, kProducerBlocks, kProducerThreads, false, stream, static_cast<const uint4*>(b.kv), b.part_f32, b.part_lse);
+  probe::launch(producer<float>, kProducerBlocks, kProducerThreads, false, stream, static_cast<const uint4*>(b.kv), b.part_f32, b.part_lse);
 }
 void producer_alone_bf16(const Buffers& b, cudaStream_t stream) {
-  launch(producer<__nv_bfloat16>, kProducerBlocks, kProducerThreads, false, stream, static_cast<const uint4*>(b.kv), b.part_bf16,
+  probe::launch(producer<__nv_bfloat16>, kProducerBlocks, kProducerThreads, false, stream, static_cast<const uint4*>(b.kv), b.part_bf16,
          b.part_lse);
 }
 void producer_and_empty(const Buffers& b, cudaStream_t stream) {
   producer_alone(b, stream);
-  launch(empty_kernel, kTokens * kHeads, kBlockThreads, true, stream);
+  probe::launch(empty_kernel, kTokens * kHeads, kBlockThreads, true, stream);
 }
 
 }  // namespace
@@ -392,24 +377,10 @@ int main(int argc, char** argv) {
       std::snprintf(error, sizeof error, "%.2e%s", worst, worst <= 1.0 / 128.0 ? "" : " WRONG");
       wrong += worst <= 1.0 / 128.0 ? 0 : 1;
     }
-    std::vector<cudaEvent_t> ev(2 * reps);
-    for (cudaEvent_t& e : ev) CHECK(cudaEventCreate(&e));
-    for (int i = 0; i < reps; ++i) {
-      if (flush) probe::flush_read<<<8 * sms, 256, 0, stream>>>(b.flush, kFlushBytes / 16, b.sink);
-      CHECK(cudaEventRecord(ev[2 * i], stream));
-      CHECK(cudaGraphLaunch(exec, stream));
-      CHECK(cudaEventRecord(ev[2 * i + 1], stream));
-    }
-    CHECK(cudaStreamSynchronize(stream));
-    std::vector<float> us(reps);
-    for (int i = 0; i < reps; ++i) {
-      CHECK(cudaEventElapsedTime(&us[i], ev[2 * i], ev[2 * i + 1]));
-      us[i] *= 1000.0f;
-    }
-    for (cudaEvent_t e : ev) CHECK(cudaEventDestroy(e));
+    const std::vector<float> us =
+        probe::replay_times(exec, stream, reps, flush ? b.flush : nullptr, kFlushBytes / 16, b.sink, 8 * sms);
     CHECK(cudaGraphExecDestroy(exec));
     CHECK(cudaGraphDestroy(graph));
-    std::sort(us.begin(), us.end());
     std::printf("| %s | %.2f | %.2f | %.2f | %s |\n", r.name, us[reps / 2], us[reps / 10], us[(9 * reps) / 10], error);
   }
   CHECK(cudaGetLastError());
