@@ -134,8 +134,20 @@ struct PlanArgs {
   MLACHECK_MUTANT_FIELD
 };
 
+// How a split-K merge computes its weights w_s = b^(lse_s - M) and the merged LSE M + log_b W
+// (gpu/common/merge_math.h): a family's choice, which its launcher passes to queue_decode.
+enum class MergeWeights : uint8_t {
+  // fl32 of double-precision exp and log (device_math.h): the emulation's bits (ref step 5), as the
+  // portable reference kernels' softmax; the portable and mma families.
+  emulated,
+  // The vendor's float32 exp and log (vendor_math.h), within the kernel bound as the softmax's exp
+  // is: the hopper family (gpu/hopper/config.h kMergeWeights says why).
+  vendor,
+};
+
 // The LSE merge (gpu/common/merge.hip): one block per (query row, head).
 struct MergeArgs {
+  MergeWeights weights = MergeWeights::emulated;
   int num_splits = 0;
   // Work-list plans: each query row's partial rows, or nullptr: num_splits rows per query row.
   const TokenRows* token_rows = nullptr;  // [T]

@@ -64,7 +64,7 @@ float base_score_scale(const problem::Recipe& r) {
 
 void queue_decode(const problem::Recipe& r, std::size_t instance, const problem::SplitPlan& plan,
                   int64_t persistent_blocks, const DecodeParams& p, StreamHandle stream,
-                  AttentionLauncher attention) {
+                  AttentionLauncher attention, MergeWeights merge_weights) {
   const int splits = plan.num_splits;
   require(splits >= 0 && splits <= kMaxSplits && plan.chunk_keys >= 0,
           "split count " + std::to_string(splits) + " outside 0.." + std::to_string(kMaxSplits) +
@@ -185,6 +185,7 @@ void queue_decode(const problem::Recipe& r, std::size_t instance, const problem:
 
   if (plan.split_k() && !merged) {
     MergeArgs m;
+    m.weights = merge_weights;
     m.num_splits = splits;
     m.token_rows = token_rows;
     m.unsplit_written = a.unsplit_direct;

@@ -25,10 +25,10 @@ using AttentionLauncher = bool (*)(std::size_t instance, const AttentionArgs& ar
 // Checks the params against the recipe (on the host, without touching device memory), carves the
 // workspace, queues Q quantization, the work list of a chunked plan, the attention kernel (uniform
 // plans: B x max(1, splits) blocks; chunked plans: persistent_blocks blocks taking the work items
-// in turn) and, with split-K, the LSE merge. Throws std::invalid_argument for params that do not
-// fit.
+// in turn) and, with split-K, the LSE merge, whose weights and merged LSE `merge_weights` picks (the
+// family's choice). Throws std::invalid_argument for params that do not fit.
 void queue_decode(const problem::Recipe& recipe, std::size_t instance, const problem::SplitPlan& plan,
                   int64_t persistent_blocks, const DecodeParams& params, StreamHandle stream,
-                  AttentionLauncher attention);
+                  AttentionLauncher attention, MergeWeights merge_weights);
 
 }  // namespace mlacheck::gpu::common

@@ -1,5 +1,6 @@
 // The split-K LSE merge (ref/decode_emulated.h step 5) as a kernel of its own, one block per (query
-// row, head); its float operations are gpu/common/merge_math.h's.
+// row, head); its float operations are gpu/common/merge_math.h's, its weights and merged LSE as
+// MergeArgs::weights asks (gpu/common/merge_weights.h).
 // The partials are 16-byte aligned (workspace regions are 256-byte aligned, rows 2 KB).
 #include <cstdint>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "gpu/common/launch_kernel.h"
 #include "gpu/common/kernels.h"
 #include "gpu/common/merge_math.h"
+#include "gpu/common/merge_weights.h"
 #include "gpu/warp.h"
 #include "problem/shape.h"
 #include "quant/bf16.h"
@@ -41,7 +43,7 @@ constexpr int kPrefetchMany = 16;
 constexpr int kLsePerLane = kMaxSplits / kWarpSize;
 static_assert(kLsePerLane * kWarpSize == kMaxSplits && kMergeThreads >= kWarpSize);
 
-template <int kPrefetchSplits>
+template <int kPrefetchSplits, MergeWeights kWeights>
 __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
   wait_for_previous_kernel();  // gpu/common/grid_dependency.h
   __shared__ float lse_at[kMaxSplits];
@@ -100,7 +102,7 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
     for (int s = lane; s < splits; s += kWarpSize)  // each lane its own LSEs, stored above
       weight[s] = !empty && MLACHECK_MUTANT(a, equal_weight_merge)  // gpu/mutants.h
                       ? (lse_at[s] == merge::kNegInf ? 0.0f : 1.0f)
-                      : merge::weight(a.base2, lse_at[s], big);
+                      : merge::weight_by<kWeights>(a.base2, lse_at[s], big);
     // W = Σ w_s in split order: one chain of adds, every lane the same, the loads of the weights
     // (broadcasts) independent of it and issued ahead of the adds.
     warp_sync();
@@ -111,7 +113,7 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
       big_and_total[0] = big;
       big_and_total[1] = total;
       if (a.lse != nullptr) {
-        float lse = merge::merged_lse(a.base2, big, total);
+        float lse = merge::merged_lse_by<kWeights>(a.base2, big, total);
         if (MLACHECK_MUTANT(a, lse_in_base2)) lse *= static_cast<float>(math_detail::kLog2e);  // gpu/mutants.h
         a.lse[token * kNumHeads + head] = lse;
       }
@@ -147,7 +149,12 @@ __global__ void __launch_bounds__(kMergeThreads) merge_kernel(MergeArgs a) {
 
 void launch_merge(const MergeArgs& args, int64_t rows, int most_splits, StreamHandle stream, KernelStart start) {
   if (rows == 0) return;
-  const auto kernel = most_splits > kPrefetchFew ? merge_kernel<kPrefetchMany> : merge_kernel<kPrefetchFew>;
+  const bool many = most_splits > kPrefetchFew;
+  const bool vendor = args.weights == MergeWeights::vendor;
+  const auto kernel = many ? (vendor ? merge_kernel<kPrefetchMany, MergeWeights::vendor>
+                                     : merge_kernel<kPrefetchMany, MergeWeights::emulated>)
+                           : (vendor ? merge_kernel<kPrefetchFew, MergeWeights::vendor>
+                                     : merge_kernel<kPrefetchFew, MergeWeights::emulated>);
   launch_kernel(kernel, dim3(static_cast<unsigned>(rows * kNumHeads)), dim3(kMergeThreads), 0,
                 static_cast<hipStream_t>(stream), start, args);
 }

@@ -14,7 +14,7 @@
 namespace mlacheck::gpu {
 
 MergedRows device_merge_kernel(const std::vector<float>& part_o, const std::vector<float>& part_lse, int tokens,
-                               int splits, bool base2) {
+                               int splits, bool base2, common::MergeWeights weights) {
   using problem::kNumHeads;
   using problem::kVDim;
   if (splits < 1 || splits > common::kMaxSplits || tokens < 1)
@@ -29,6 +29,7 @@ MergedRows device_merge_kernel(const std::vector<float>& part_o, const std::vect
   out.fill_bytes(0xFF);  // NaN
   lse.fill_bytes(0xFF);
   common::MergeArgs m;
+  m.weights = weights;
   m.num_splits = splits;
   m.base2 = base2;
   m.part_o = d_o.get();

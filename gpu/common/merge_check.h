@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "gpu/common/args.h"
+
 namespace mlacheck::gpu {
 
 struct MergedRows {
@@ -13,10 +15,10 @@ struct MergedRows {
 };
 
 // The partials part_o [T, S, 16, 512] and part_lse [T, S, 16] (softmax base 2 if base2, else e)
-// merged by the merge kernel, S rows per token as split-K's uniform plan writes them. The outputs
-// are poisoned (NaN) first. Throws std::invalid_argument unless 1 <= S <= kMaxSplits and the sizes
-// fit.
+// merged by the merge kernel with `weights` (gpu/common/merge_weights.h), S rows per token as
+// split-K's uniform plan writes them. The outputs are poisoned (NaN) first. Throws
+// std::invalid_argument unless 1 <= S <= kMaxSplits and the sizes fit.
 MergedRows device_merge_kernel(const std::vector<float>& part_o, const std::vector<float>& part_lse, int tokens,
-                               int splits, bool base2);
+                               int splits, bool base2, common::MergeWeights weights);
 
 }  // namespace mlacheck::gpu

@@ -1,7 +1,9 @@
 #pragma once
 // The split-K LSE merge's float operations (ref/decode_emulated.h step 5), in one place for every
 // merge on the device: the merge kernel (gpu/common/merge.hip) and the Hopper family's merge inside
-// a cluster (gpu/sm90/cluster_merge.h), so that both give the same bits. Per (query row, head),
+// a cluster (gpu/sm90/cluster_merge.h), so that both give the same bits. weight and merged_lse here
+// are the emulation's (its bits); a family may take the vendor's float32 functions for those two
+// instead (gpu/common/merge_weights.h), the rest staying these operations. Per (query row, head),
 // splits in order, float32: M = max lse (a NaN is skipped, as std::max), w_s = b^(lse_s - M),
 // W = Σ w_s, out = bf16(fl32(Σ w_s·o_s) / W) (each product rounded, then added), lse = fl32(M +
 // log_b W) in the natural log. A row with no visible key in any split (M = -inf) gets out = 0 and

@@ -28,6 +28,7 @@
 #include "gpu/common/operands.h"
 #include "gpu/common/owner.h"
 #include "gpu/common/rounding.h"
+#include "gpu/common/vendor_math.h"
 #include "gpu/fast/config.h"
 #include "gpu/fast/instances.h"
 #include "gpu/fast/kernels.h"
@@ -77,17 +78,6 @@ static_assert(divides_warp(kThreadsPerHead) && kThreads % kNumHeads == 0);
 constexpr int kKeysPerThread = kTileKeys / kThreadsPerHead;
 static_assert(kTileKeys % kThreadsPerHead == 0);
 constexpr float kNegInf = -__builtin_huge_valf();
-
-// b^x in float32 for the softmax: the vendor's exp (CUDA expf / exp2f: <= 2 ulp, the kernel
-// bound's kGpuExpUlps). On AMD v_exp_f32 (2^x) directly: no device library is linked there.
-template <bool Base2>
-__device__ __forceinline__ float softmax_exp(float x) {
-#if defined(MLACHECK_GPU_PLATFORM_AMD)
-  return __builtin_amdgcn_exp2f(Base2 ? x : x * static_cast<float>(common::math_detail::kLog2e));
-#else
-  return Base2 ? exp2f(x) : expf(x);
-#endif
-}
 
 // The largest of two scores the reference's way (std::max: a NaN second operand is skipped).
 __device__ __forceinline__ float max_of(float a, float b) { return a < b ? b : a; }
@@ -420,11 +410,11 @@ __global__ void __launch_bounds__(kThreads, 1) fast_attention_kernel(AttentionAr
           for (int mask = kThreadsPerHead / 2; mask >= 1; mask /= 2)
             m_tile = max_of(m_tile, shfl_xor<kThreadsPerHead>(m_tile, mask));
           const float m_new = max_of(m_run, m_tile);
-          const float alpha = softmax_exp<kBase2>(m_run - m_new);  // 0 on the first tile
+          const float alpha = common::vendor_exp<kBase2>(m_run - m_new);  // 0 on the first tile
           float sum = 0.0f;
 #pragma unroll
           for (int e = 0; e < kKeysPerThread; ++e) {
-            const float p = softmax_exp<kBase2>(s[e] - m_new);  // masked: b^-inf = 0
+            const float p = common::vendor_exp<kBase2>(s[e] - m_new);  // masked: b^-inf = 0
             sum += p;
             const int at = head * kPStride + sub * kKeysPerThread + e;
             if constexpr (kSplitP) {

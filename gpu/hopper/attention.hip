@@ -137,6 +137,7 @@
 #include "gpu/common/operands.h"
 #include "gpu/common/owner.h"
 #include "gpu/common/rounding.h"
+#include "gpu/common/vendor_math.h"
 #include "gpu/hopper/config.h"
 #include "gpu/hopper/decoded.h"
 #include "gpu/hopper/produce.h"
@@ -446,7 +447,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
         m_new[c] = max_of(m_run[c], m_tile[c]);
-        alpha[c] = softmax_exp<kBase2>(m_run[c] - m_new[c]);  // 0 on the first tile
+        alpha[c] = common::vendor_exp<kBase2>(m_run[c] - m_new[c]);  // 0 on the first tile
         sum[c] = 0.0f;
       }
       if constexpr (kFp8) {
@@ -466,7 +467,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         float pv[Acc::ne];
 #pragma unroll
         for (int l = 0; l < Acc::ne; ++l) {
-          pv[l] = softmax_exp<kBase2>(s.x[l] - m_new[head_slot(l)]);  // masked: b^-inf = 0
+          pv[l] = common::vendor_exp<kBase2>(s.x[l] - m_new[head_slot(l)]);  // masked: b^-inf = 0
           sum[head_slot(l)] += pv[l];
         }
         constexpr int kRowG[] = {0, 1, 4, 5};  // the elements of row g; l + 2 of row g + 8, the same head
@@ -478,8 +479,8 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       } else {
 #pragma unroll
         for (int l = 0; l < Acc::ne; l += 2) {  // elements l, l + 1: one key, adjacent heads
-          const float p0 = softmax_exp<kBase2>(s.x[l] - m_new[head_slot(l)]);  // masked: b^-inf = 0
-          const float p1 = softmax_exp<kBase2>(s.x[l + 1] - m_new[head_slot(l + 1)]);
+          const float p0 = common::vendor_exp<kBase2>(s.x[l] - m_new[head_slot(l)]);  // masked: b^-inf = 0
+          const float p1 = common::vendor_exp<kBase2>(s.x[l + 1] - m_new[head_slot(l + 1)]);
           sum[head_slot(l)] += p0;
           sum[head_slot(l + 1)] += p1;
           if constexpr (kF16P) {
@@ -542,15 +543,15 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
           m_new[p][c] = max_of(m_run_all[p][c], m_tile[p][c]);
-          alpha[p][c] = softmax_exp<kBase2>(m_run_all[p][c] - m_new[p][c]);  // 0 on the first tile
+          alpha[p][c] = common::vendor_exp<kBase2>(m_run_all[p][c] - m_new[p][c]);  // 0 on the first tile
           sum[p][c] = 0.0f;
         }
 #pragma unroll
       for (int p = 0; p < Pack; ++p)
 #pragma unroll
         for (int l = 0; l < Acc::ne; l += 2) {  // elements l, l + 1: one key, adjacent heads
-          const float p0 = softmax_exp<kBase2>(s[p].x[l] - m_new[p][head_slot(l)]);  // masked: b^-inf = 0
-          const float p1 = softmax_exp<kBase2>(s[p].x[l + 1] - m_new[p][head_slot(l + 1)]);
+          const float p0 = common::vendor_exp<kBase2>(s[p].x[l] - m_new[p][head_slot(l)]);  // masked: b^-inf = 0
+          const float p1 = common::vendor_exp<kBase2>(s[p].x[l + 1] - m_new[p][head_slot(l + 1)]);
           sum[p][head_slot(l)] += p0;
           sum[p][head_slot(l + 1)] += p1;
           *reinterpret_cast<uint32_t*>(own_p + kPLayoutN.offset_bytes(Acc::get_i(l), p * kNumHeads + Acc::get_j(l))) =
@@ -938,7 +939,7 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
         sm90::cluster_barrier_wait(&cluster_bars[kPartialsWritten], tokens_done & 1);
         const int64_t first_row = part_base + i * w.splits;
         constexpr int kMergeInFlight = kFp8 ? 2 : sm90::kMaxClusterSplits;  // the decoded kernels' registers
-        sm90::cluster_merge_rows<kMergeInFlight>(
+        sm90::cluster_merge_rows<kMergeWeights, kMergeInFlight>(
             a.part_o + first_row * kNumHeads * kVDim, a.part_lse + first_row * kNumHeads, w.splits, w.split, kBase2,
             a.out + token * kNumHeads * kVDim, a.lse != nullptr ? a.lse + token * kNumHeads : nullptr, *scratch,
             kConsumerThreads, [] { consumer_sync(); });

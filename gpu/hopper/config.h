@@ -2,6 +2,7 @@
 // Compile-time constants of the Hopper family (NVIDIA sm_90a: warpgroup MMA), each with why. Plain
 // C++: the host side (launcher, family, registry) reads them too. First version: correctness and
 // the operand layout (gpu/sm90/wgmma.h DecodeTileLayout); nothing here is tuned yet.
+#include "gpu/common/args.h"
 #include "problem/recipe.h"
 #include "problem/split_plan.h"
 
@@ -14,6 +15,13 @@ namespace mlacheck::gpu::hopper {
 // 700 µs when both warpgroups worked on each tile in lockstep (half of Sᵀ's dims each, exchanged,
 // the softmax step duplicated).
 inline constexpr int kWarpgroups = 2;
+// The split-K merge's weights and merged LSE by the vendor's float32 exp and log (the merge kernel's
+// and the clusters' alike: gpu/common/merge_weights.h), not the emulation's double-precision ones,
+// whose code and constants cost the merge 1.0-1.2 µs of a 4 x 1024 call after the L2 flush where
+// float32 weights cost nothing measurable (docs/probes/merge_stages.cu, H100: docs/PERF.md, asks
+// 18-20 of 2026-12-07's thirtieth session). The outputs stay within the kernel bound, which allows
+// the GPU's exp its 2 ulp already (the softmax's).
+inline constexpr common::MergeWeights kMergeWeights = common::MergeWeights::vendor;
 // Keys per tile = the online-softmax step (the emulation's softmax_tile): wgmma's M.
 inline constexpr int kTileKeys = 64;
 // Copy-pipeline depth: two tiles of 64 rows x 1152 bytes (144 KB) beside Q (18 KB) and P; a third

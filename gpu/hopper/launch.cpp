@@ -82,7 +82,8 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   const common::AttentionLauncher attention =
       packed ? (fused ? &launch_attention_fused_packed : &launch_attention_packed)
              : (fused ? &launch_attention_fused : &launch_attention);
-  common::queue_decode(r, *instance, plan, persistent ? p.multiprocessors : 0, p, stream, attention);
+  common::queue_decode(r, *instance, plan, persistent ? p.multiprocessors : 0, p, stream, attention,
+                       kMergeWeights);
 }
 
 }  // namespace mlacheck::gpu::hopper

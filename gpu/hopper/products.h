@@ -174,12 +174,6 @@ __device__ __forceinline__ void issue_pv_e4m3_fresh(Acc (&tile)[Chunks], const u
   e4m3_pv_products(tile, vt, p, false);
 }
 
-// b^x in float32 for the softmax step: CUDA expf / exp2f (<= 2 ulp, the kernel bound's kGpuExpUlps).
-template <bool Base2>
-__device__ __forceinline__ float softmax_exp(float x) {
-  return Base2 ? exp2f(x) : expf(x);
-}
-
 // Sᵀ = K Qᵀ of one tile over all 576 dims for Pack packed tokens as one product of N = 16 Pack
 // (PackedQTile: token p's heads in columns 16 p ..; s[p] its columns), each box once its copy has
 // landed (issued and committed, not waited): each K operand read once for all tokens. Every token's

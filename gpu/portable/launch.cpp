@@ -29,7 +29,7 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   require(s.schedule == Schedule::single_pass || splits >= 1,
           "split count " + std::to_string(splits) + " < 1");
   common::queue_decode(s.recipe, *instance, problem::SplitPlan::uniform(splits), 0, p, stream,
-                       &launch_attention);
+                       &launch_attention, common::MergeWeights::emulated);
 }
 
 }  // namespace mlacheck::gpu::portable

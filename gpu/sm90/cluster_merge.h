@@ -19,6 +19,7 @@
 
 #include "gpu/common/device_common.h"
 #include "gpu/common/merge_math.h"
+#include "gpu/common/merge_weights.h"
 #include "gpu/sm90/cluster.h"
 #include "gpu/warp.h"
 #include "problem/shape.h"
@@ -43,8 +44,9 @@ struct ClusterMergeScratch {
 // softmax's own base, -inf for a split with no visible key). out: the token's [16, 512] bf16 rows;
 // lse: its [16] (natural log), or nullptr. The rows are read at L2 (ld.global.cg): they were
 // written by other SMs during this kernel. InFlight: how many splits' chunks are loaded before they
-// are added (fewer registers; the same additions in split order).
-template <int InFlight = kMaxClusterSplits, class LocalSync>
+// are added (fewer registers; the same additions in split order). Weights: how the weights and the
+// merged LSE are computed (gpu/common/merge_weights.h), the merge kernel's for the same bits.
+template <common::MergeWeights Weights, int InFlight = kMaxClusterSplits, class LocalSync>
 __device__ inline void cluster_merge_rows(const float* part_o, const float* part_lse, int splits, int rank,
                                           bool base2, uint16_t* out, float* lse, ClusterMergeScratch& scratch,
                                           int threads, LocalSync local_sync) {
@@ -69,7 +71,7 @@ __device__ inline void cluster_merge_rows(const float* part_o, const float* part
 #pragma unroll
     for (int mask = kMaxClusterSplits / 2; mask >= 1; mask /= 2)
       big = fmaxf(big, shfl_xor<kMaxClusterSplits>(big, mask));
-    const float w = s < splits ? merge::weight(base2, lse_s, big) : 0.0f;
+    const float w = s < splits ? merge::weight_by<Weights>(base2, lse_s, big) : 0.0f;
     float total = 0.0f;
 #pragma unroll
     for (int k = 0; k < kMaxClusterSplits; ++k) {
@@ -80,7 +82,7 @@ __device__ inline void cluster_merge_rows(const float* part_o, const float* part
     if (s == 0) {
       scratch.big[h] = big;
       scratch.total[h] = total;
-      if (rank == 0 && lse != nullptr) lse[h] = merge::merged_lse(base2, big, total);
+      if (rank == 0 && lse != nullptr) lse[h] = merge::merged_lse_by<Weights>(base2, big, total);
     }
   }
   local_sync();

@@ -1,6 +1,7 @@
 // gpu/sm90/cluster_merge.h on the device (NVIDIA sm_90a): the split-K merge of S partial rows
 // shared by S blocks (the hopper kernel's cluster, block r taking chunks r, r + S, ...) gives the
-// merge kernel's bits (gpu/common/merge.hip) on the same partials, out and LSE, in either base, with
+// merge kernel's bits (gpu/common/merge.hip) on the same partials, out and LSE, with either weights
+// (gpu/common/merge_weights.h: the emulation's and the vendor's, the hopper family's), in either base, with
 // empty splits, a token whose every split is empty and one whose maximum LSE is +0 in some splits
 // and -0 in others, for 1 to 8 splits. A block that read
 // another token's rows, a chunk merged twice or never (the NaN poison left), or any other float
@@ -41,9 +42,11 @@ TEST(GpuClusterMerge, EqualsTheMergeKernelBitForBit) {
   std::mt19937 rng(20261202u);
   std::normal_distribution<float> value(0.0f, 1.0f);
   std::uniform_real_distribution<float> lse_value(-4.0f, 24.0f);
+  for (const auto weights : {common::MergeWeights::emulated, common::MergeWeights::vendor})
   for (const int splits : {1, 2, 3, 5, 8})
     for (const bool base2 : {false, true}) {
-      SCOPED_TRACE("splits " + std::to_string(splits) + (base2 ? ", base 2" : ", base e"));
+      SCOPED_TRACE("splits " + std::to_string(splits) + (base2 ? ", base 2" : ", base e") +
+                   (weights == common::MergeWeights::vendor ? ", vendor weights" : ", emulated weights"));
       const std::size_t rows = static_cast<std::size_t>(kTokens) * static_cast<std::size_t>(splits);
       std::vector<float> part_o(rows * kNumHeads * kVDim), part_lse(rows * kNumHeads);
       for (std::size_t r = 0; r < rows; ++r) {
@@ -61,7 +64,7 @@ TEST(GpuClusterMerge, EqualsTheMergeKernelBitForBit) {
             part_o[(r * kNumHeads + h) * kVDim + d] = empty ? 0.0f : value(rng);
         }
       }
-      const MergeComparison got = device_merge_both_ways(part_o, part_lse, kTokens, splits, base2);
+      const MergeComparison got = device_merge_both_ways(part_o, part_lse, kTokens, splits, base2, weights);
       ASSERT_EQ(got.kernel.out.size(), static_cast<std::size_t>(kTokens) * kNumHeads * kVDim);
       ASSERT_EQ(got.cluster.out.size(), got.kernel.out.size());
       int nan_in_kernel = 0;
