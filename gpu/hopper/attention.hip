@@ -919,7 +919,10 @@ __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
       stamp(StampPoint::out_issued, tokens_done == 0);
       consumer_sync();
       if (tid < kNumHeads) {
-        const float lse = empty_split ? kNegInf : stat_m[tid] + common::log_base(kBase2, stat_l[tid]);
+        // log_b l by the vendor's float32 log, as the merge's (config.h kMergeWeights says why): the
+        // emulation's double-precision log is a chain of dependent steps whose code and constants a
+        // block's end waits for after the L2 flush. Within the LSE tolerance (check/lse.h).
+        const float lse = empty_split ? kNegInf : stat_m[tid] + common::vendor_log<kBase2>(stat_l[tid]);
         if (w.single_pass) {
           if (a.lse != nullptr) a.lse[token * kNumHeads + tid] = common::natural_lse(kBase2, lse);
         } else {
