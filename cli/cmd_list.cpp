@@ -37,8 +37,9 @@ int run_list() {
   fmt::print("\nGPU kernel families (the strategy names' last part; gpu/family.h):\n");
   for (const gpu::Family* f : gpu::families()) {
     const auto missing = gpu::not_built_here(*f);
-    fmt::print("  {:<9} compiled for {:<15} {}\n            {}\n", f->name, gpu::vendors_text(f->vendors),
-               missing ? "not in this binary: " + *missing : std::string("in this binary"), f->summary);
+    fmt::print("  {:<9} compiled for {:<15} {}\n            {}\n            split-K merge weights: {}\n", f->name,
+               gpu::vendors_text(f->vendors), missing ? "not in this binary: " + *missing : std::string("in this binary"),
+               f->summary, gpu::merge_weights_text(f->merge_weights));
   }
 
   fmt::print("\nGPU strategies (mlacheck verify/bench --strategy GLOB):\n");

@@ -34,6 +34,16 @@ std::string vendors_text(const Vendors& v) {
   return "no vendor";
 }
 
+std::string_view merge_weights_text(common::MergeWeights w) {
+  switch (w) {
+    case common::MergeWeights::emulated:
+      return "the emulation's double-precision exp and log (its bits)";
+    case common::MergeWeights::vendor:
+      return "the vendor's float32 exp and log (within the kernel bound, as the softmax's exp)";
+  }
+  return "unknown";
+}
+
 std::optional<std::string> not_built_here(const Family& f) {
   if (f.launcher != nullptr) return std::nullopt;
   // MLACHECK_GPU_BACKEND_NAME comes from gpu/CMakeLists.txt: the resolved backend.

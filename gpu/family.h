@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpu/common/args.h"
 #include "gpu/params.h"
 #include "problem/batch.h"
 #include "problem/split_plan.h"
@@ -51,6 +52,9 @@ struct Family {
   std::string_view name;     // the strategy names' last component
   std::string_view summary;  // one line for `mlacheck list`
   Vendors vendors;
+  // How its split-K merges weigh the splits (gpu/common/merge_weights.h); its launcher passes it to
+  // the merge, `mlacheck list` prints it.
+  common::MergeWeights merge_weights = common::MergeWeights::emulated;
   // Why the family does not run strategy s on this batch (its recipe, schedule and tunables), or
   // nullopt; the registry's checks that every family shares (cache format, rows, split limits)
   // come first (Strategy::supports).
@@ -76,5 +80,8 @@ std::optional<std::string> not_built_here(const Family& f);
 
 // "NVIDIA and AMD", "NVIDIA only", "AMD only".
 std::string vendors_text(const Vendors& v);
+
+// A family's merge weights in words, for `mlacheck list`.
+std::string_view merge_weights_text(common::MergeWeights w);
 
 }  // namespace mlacheck::gpu

@@ -64,6 +64,7 @@ const Family& family() {
       "mma",
       "matrix units (mma.sync / MFMA) through gpu/mma/, key tiles in a copy pipeline",
       Vendors{true, true},
+      common::MergeWeights::emulated,
       &supports,
       &split_plan,
       "",

@@ -47,7 +47,7 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   require(!plan.is_balanced(), "the fast kernels run uniform or chunked split plans, not balanced ones");
   // Persistent: one block per SM (the shared-memory plan allows one), each taking items in turn.
   common::queue_decode(r, *instance, plan, plan.chunk_keys > 0 ? p.multiprocessors : 0, p, stream,
-                       &launch_attention, common::MergeWeights::emulated);
+                       &launch_attention, family().merge_weights);
 }
 
 }  // namespace mlacheck::gpu::fast

@@ -79,6 +79,7 @@ const Family& family() {
       "hopper",
       "NVIDIA sm_90a: warpgroup MMA for both products, tiles by the bulk copy engine, warp-specialized",
       Vendors{true, false},
+      kMergeWeights,
       &supports,
       &split_plan,
       "a build for sm_90a (CMAKE_CUDA_ARCHITECTURES holding 90a, the default)",

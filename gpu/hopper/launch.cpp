@@ -83,7 +83,7 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
       packed ? (fused ? &launch_attention_fused_packed : &launch_attention_packed)
              : (fused ? &launch_attention_fused : &launch_attention);
   common::queue_decode(r, *instance, plan, persistent ? p.multiprocessors : 0, p, stream, attention,
-                       kMergeWeights);
+                       family().merge_weights);
 }
 
 }  // namespace mlacheck::gpu::hopper

@@ -49,6 +49,7 @@ const Family& family() {
       "portable",
       "plain HIP: FMA products, shared memory, shuffles; one block per request and split",
       Vendors{true, true},
+      common::MergeWeights::emulated,
       &supports,
       &split_plan,
       "",

@@ -8,6 +8,7 @@
 
 #include "gpu/common/decode_steps.h"
 #include "gpu/portable/config.h"
+#include "gpu/portable/family.h"
 #include "gpu/portable/instances.h"
 #include "gpu/portable/kernels.h"
 
@@ -29,7 +30,7 @@ void launch(const Strategy& s, const DecodeParams& p, StreamHandle stream) {
   require(s.schedule == Schedule::single_pass || splits >= 1,
           "split count " + std::to_string(splits) + " < 1");
   common::queue_decode(s.recipe, *instance, problem::SplitPlan::uniform(splits), 0, p, stream,
-                       &launch_attention, common::MergeWeights::emulated);
+                       &launch_attention, family().merge_weights);
 }
 
 }  // namespace mlacheck::gpu::portable
