@@ -19,8 +19,9 @@ inline constexpr int kWarpgroups = 2;
 // and the clusters' alike: gpu/common/merge_weights.h), not the emulation's double-precision ones,
 // whose code and constants cost the merge 1.0-1.2 µs of a 4 x 1024 call after the L2 flush where
 // float32 weights cost nothing measurable (docs/probes/merge_stages.cu, H100: docs/PERF.md, asks
-// 18-20 of 2026-12-07's thirtieth session). The outputs stay within the kernel bound, which allows
-// the GPU's exp its 2 ulp already (the softmax's).
+// 18-20 of 2026-12-07's thirtieth session); the kernels with it: split-K median 0.977-0.980 of the
+// old binary over 20 rows (asks 5-6 of the thirty-first session). The outputs stay within the kernel
+// bound, which allows the GPU's exp its 2 ulp already (the softmax's).
 inline constexpr common::MergeWeights kMergeWeights = common::MergeWeights::vendor;
 // Keys per tile = the online-softmax step (the emulation's softmax_tile): wgmma's M.
 inline constexpr int kTileKeys = 64;
