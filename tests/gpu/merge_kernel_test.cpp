@@ -105,7 +105,8 @@ HostWeights glibc_float_weights() {
           },
           [](bool base2, float big, float total) {
             if (common::merge::empty_row(big)) return common::merge::kNegInf;
-            return base2 ? (big + std::log2(total)) * 0.6931471805599453f : big + std::log(total);
+            return base2 ? (big + std::log2(total)) * static_cast<float>(common::math_detail::kLn2)
+                         : big + std::log(total);
           }};
 }
 
@@ -301,7 +302,7 @@ TEST(MergeVendorBound, RejectsKnownWrongMerges) {
       EXPECT_GT(vendor_bound_misses(host_merge(p, base2, equal), want, p, base2).out, elements / 8) << "equal weights";
       // A base-2 LSE reported without its conversion to the natural log (gpu/mutants.h lse_in_base2).
       HostMerged unconverted = want;
-      for (float& l : unconverted.lse) l *= 1.4426950408889634f;
+      for (float& l : unconverted.lse) l *= static_cast<float>(common::math_detail::kLog2e);
       EXPECT_GT(vendor_bound_misses(unconverted, want, p, base2).lse, want.lse.size() / 8) << "the LSE in base 2";
     }
 }
