@@ -190,10 +190,9 @@ __device__ __forceinline__ void stamp(StampPoint p, bool now = true) {
 template <problem::KvFormat Kv, problem::PFormat P, problem::SoftmaxBase Base, bool Chunked, bool Fused, int Pack>
 __global__ void __launch_bounds__(kThreads<Kv, Pack>, 1)
     hopper_attention_kernel(AttentionArgs a, const __grid_constant__ KvMaps kv_maps) {
-  static_assert((P == problem::PFormat::bf16 && Base == problem::SoftmaxBase::e) ||
-                    (Kv == problem::KvFormat::fp8 && P == problem::PFormat::fp8 && Base == problem::SoftmaxBase::e) ||
+  static_assert(P == problem::PFormat::bf16 || (Kv == problem::KvFormat::fp8 && P == problem::PFormat::fp8) ||
                     (Kv == problem::KvFormat::mxfp4 && P == problem::PFormat::f16 && Base == problem::SoftmaxBase::two),
-                "bf16, fp8 or MXFP4 KV with bf16 P, fp8 KV with fp8 P, base e; MXFP4 KV with f16 P, base 2 "
+                "bf16, fp8 or MXFP4 KV with bf16 P, fp8 KV with fp8 P, either base; MXFP4 KV with f16 P, base 2 "
                 "(instances.h)");
   static_assert(!Fused || !Chunked, "the merge in a cluster: split-K");
   static_assert(Pack == 1 || (Kv == problem::KvFormat::bf16 && Pack <= kMaxPack),

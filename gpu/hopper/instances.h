@@ -17,11 +17,11 @@ namespace mlacheck::gpu::hopper {
 using common::Instance;
 
 inline constexpr std::array kInstances{
-    Instance{problem::KvFormat::bf16, problem::PFormat::bf16, problem::SoftmaxBase::e},  // a16w16
-    Instance{problem::KvFormat::fp8, problem::PFormat::bf16, problem::SoftmaxBase::e},   // a16w8
-    Instance{problem::KvFormat::mxfp4, problem::PFormat::bf16, problem::SoftmaxBase::e}, // a16w4
+    Instance{problem::KvFormat::bf16, problem::PFormat::bf16, problem::SoftmaxBase::two},  // a16w16
+    Instance{problem::KvFormat::fp8, problem::PFormat::bf16, problem::SoftmaxBase::two},   // a16w8
+    Instance{problem::KvFormat::mxfp4, problem::PFormat::bf16, problem::SoftmaxBase::two}, // a16w4
     Instance{problem::KvFormat::mxfp4, problem::PFormat::f16, problem::SoftmaxBase::two}, // a4w4
-    Instance{problem::KvFormat::fp8, problem::PFormat::fp8, problem::SoftmaxBase::e},    // a8w8*
+    Instance{problem::KvFormat::fp8, problem::PFormat::fp8, problem::SoftmaxBase::two},    // a8w8*
 };
 
 constexpr std::optional<std::size_t> find_instance(const problem::Recipe& r) {
