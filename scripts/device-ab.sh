@@ -12,8 +12,10 @@
 # NEW's checks: AB_CHECK_TESTS (gtest filter, default the merge, hopper, determinism, plan-reuse and
 # hopper decode tests), then `verify` of AB_CHECK_STRATEGIES (default '*/hopper') on the standard
 # tier and on data/cases/ragged.txt, then memcheck of the GPU merge tests; AB_CHECKS=0 skips them.
-# OUT (default device-ab-out) gets each run's JSON and log, ab.txt (the tables and the checks' last
-# lines; also printed) and all.tgz (everything, for the device tool's 8 returned files).
+# OUT (default device-ab-out) gets two files, so that OUT=$OUT/ab fits the device tool's 8 returned
+# files: ab.txt (the tables and the checks' last lines; also printed) and all.tgz (ab.txt and each
+# run's JSON and log, kept until then in a folder of their own; packed on exit, also when a timeout's
+# TERM ends the script early).
 # Exit 1 when a bench run or a check fails, 2 on bad arguments.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -24,6 +26,10 @@ for b in "$old" "$new"; do
 done
 out=${OUT:-device-ab-out}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
+runs=$(mktemp -d)
+pack() { cp "$out/ab.txt" "$runs/" 2> /dev/null; tar -czf "$out/all.tgz" -C "$runs" . 2> /dev/null; rm -rf "$runs"; }
+trap pack EXIT
+trap 'exit 143' TERM
 export MLACHECK_DATA_DIR=${MLACHECK_DATA_DIR:-$PWD/data}
 splitk=${AB_SPLITK_STRATEGIES-a16w16/split-k/hopper,a16w8/split-k/hopper,a8w8-cast/split-k/hopper,a16w4/split-k/hopper,a4w4/split-k/hopper}
 splitk_cases=${AB_SPLITK_CASES:-bs4_kv1024,bs4_kv8192,bs32_kv1024,bs64_kv1024}
@@ -38,16 +44,16 @@ say() { echo "$*" | tee -a "$report"; }
 say "card: $(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null | head -n 1)"
 say "old: $old ($(cat "$old/commit.txt" 2>/dev/null || echo "no commit.txt")), new: $new ($(cat "$new/commit.txt" 2>/dev/null || echo "no commit.txt"))"
 bench() {  # build side run kind
-  local args=(bench --graph --reps 30 --json "$out/$4-$2-$3.json")
+  local args=(bench --graph --reps 30 --json "$runs/$4-$2-$3.json")
   if [[ $4 == splitk ]]; then
     args+=(--strategy "$splitk" --case "$splitk_cases")
   else
     args+=(--plan-once --strategy "$layout" --case-list data/cases/layout_cost.txt --case "$layout_cases")
   fi
-  timeout 150 "$1/cli/mlacheck" "${args[@]}" > "$out/$4-$2-$3.log" 2>&1 ||
-    { say "FAIL: bench $4 $2 run $3 (exit $?; $out/$4-$2-$3.log)"; status=1; return; }
-  [[ -s $out/$4-$2-$3.json ]] ||
-    { say "FAIL: bench $4 $2 run $3 wrote no JSON: $(tail -n 1 "$out/$4-$2-$3.log")"; status=1; }
+  timeout 150 "$1/cli/mlacheck" "${args[@]}" > "$runs/$4-$2-$3.log" 2>&1 ||
+    { say "FAIL: bench $4 $2 run $3 (exit $?; all.tgz: $4-$2-$3.log)"; status=1; return; }
+  [[ -s $runs/$4-$2-$3.json ]] ||
+    { say "FAIL: bench $4 $2 run $3 wrote no JSON: $(tail -n 1 "$runs/$4-$2-$3.log")"; status=1; }
 }
 kinds=()
 [[ -n $splitk ]] && kinds+=(splitk)
@@ -57,16 +63,16 @@ for run in 1 2; do
 done
 for kind in "${kinds[@]}"; do
   say "== $kind rows"
-  python3 scripts/bench-ab.py --old "$out/$kind-old-1.json,$out/$kind-old-2.json" \
-    --new "$out/$kind-new-1.json,$out/$kind-new-2.json" --names old,new 2>&1 | tee -a "$report" ||
+  python3 scripts/bench-ab.py --old "$runs/$kind-old-1.json,$runs/$kind-old-2.json" \
+    --new "$runs/$kind-new-1.json,$runs/$kind-new-2.json" --names old,new 2>&1 | tee -a "$report" ||
     status=1
 done
 check() {  # name seconds command...
   local name=$1 seconds=$2
   shift 2
-  timeout "$seconds" "$@" > "$out/$name.log" 2>&1
+  timeout "$seconds" "$@" > "$runs/$name.log" 2>&1
   local rc=$?
-  say "$name: exit $rc; $(grep -E 'PASSED|FAILED|passed|ERROR SUMMARY' "$out/$name.log" | tail -n 1)"
+  say "$name: exit $rc; $(grep -E 'PASSED|FAILED|passed|ERROR SUMMARY' "$runs/$name.log" | tail -n 1)"
   [[ $rc == 0 ]] || status=1
 }
 if [[ ${AB_CHECKS:-1} != 0 ]]; then
@@ -81,5 +87,4 @@ if [[ ${AB_CHECKS:-1} != 0 ]]; then
     say "memcheck: compute-sanitizer not found, not run"
   fi
 fi
-tar -czf "$out/all.tgz" -C "$out" --exclude=all.tgz . 2> /dev/null
 exit $status
