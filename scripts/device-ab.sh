@@ -29,7 +29,21 @@ mkdir -p "$out" && out=$(cd "$out" && pwd)
 runs=$(mktemp -d)
 pack() { cp "$out/ab.txt" "$runs/" 2> /dev/null; tar -czf "$out/all.tgz" -C "$runs" . 2> /dev/null; rm -rf "$runs"; }
 trap pack EXIT
-trap 'exit 143' TERM
+# A step runs in the background and is waited for, so that a TERM (an outer timeout's) ends it and
+# the script at once: bash defers a trap until a foreground child exits, and each step's own timeout
+# puts it in a process group that an outer timeout's signal does not reach.
+step_pid=
+trap '[[ -n $step_pid ]] && kill -TERM "$step_pid" 2> /dev/null; exit 143' TERM
+timed() {  # seconds log command...: the command under timeout, its output in log; its exit status
+  local seconds=$1 log=$2
+  shift 2
+  timeout "$seconds" "$@" > "$log" 2>&1 &
+  step_pid=$!
+  wait "$step_pid"
+  local rc=$?
+  step_pid=
+  return $rc
+}
 export MLACHECK_DATA_DIR=${MLACHECK_DATA_DIR:-$PWD/data}
 splitk=${AB_SPLITK_STRATEGIES-a16w16/split-k/hopper,a16w8/split-k/hopper,a8w8-cast/split-k/hopper,a16w4/split-k/hopper,a4w4/split-k/hopper}
 splitk_cases=${AB_SPLITK_CASES:-bs4_kv1024,bs4_kv8192,bs32_kv1024,bs64_kv1024}
@@ -50,7 +64,7 @@ bench() {  # build side run kind
   else
     args+=(--plan-once --strategy "$layout" --case-list data/cases/layout_cost.txt --case "$layout_cases")
   fi
-  timeout 150 "$1/cli/mlacheck" "${args[@]}" > "$runs/$4-$2-$3.log" 2>&1 ||
+  timed 150 "$runs/$4-$2-$3.log" "$1/cli/mlacheck" "${args[@]}" ||
     { say "FAIL: bench $4 $2 run $3 (exit $?; all.tgz: $4-$2-$3.log)"; status=1; return; }
   [[ -s $runs/$4-$2-$3.json ]] ||
     { say "FAIL: bench $4 $2 run $3 wrote no JSON: $(tail -n 1 "$runs/$4-$2-$3.log")"; status=1; }
@@ -70,7 +84,7 @@ done
 check() {  # name seconds command...
   local name=$1 seconds=$2
   shift 2
-  timeout "$seconds" "$@" > "$runs/$name.log" 2>&1
+  timed "$seconds" "$runs/$name.log" "$@"
   local rc=$?
   say "$name: exit $rc; $(grep -E 'PASSED|FAILED|passed|ERROR SUMMARY' "$runs/$name.log" | tail -n 1)"
   [[ $rc == 0 ]] || status=1
