@@ -88,7 +88,10 @@ else
 fi
 if [[ "${BAR_PACK:-0}" == 1 ]]; then
   rm -rf "$out/inputs"/*.safetensors
-  tar czf /tmp/bf16-bar-all.tgz -C "$out" . && mv /tmp/bf16-bar-all.tgz "$out/all.tgz"
+  # A name of its own (not a fixed /tmp path: two runs at once, as CI's and test.sh's tests, took each
+  # other's archive), outside $out while $out is packed.
+  packed=$(mktemp "${TMPDIR:-/tmp}/bf16-bar-XXXXXX.tgz")
+  tar czf "$packed" -C "$out" . && mv "$packed" "$out/all.tgz"
   find "$out" -mindepth 1 ! -name all.tgz ! -name bar.md -delete
 fi
 exit $status

@@ -83,7 +83,10 @@ else
   status=1
 fi
 if [[ "${BAR_PACK:-0}" == 1 ]]; then
-  tar czf /tmp/fp8-bar-all.tgz -C "$out" . && mv /tmp/fp8-bar-all.tgz "$out/all.tgz"
+  # A name of its own (not a fixed /tmp path: two runs at once, as CI's and test.sh's tests, took each
+  # other's archive), outside $out while $out is packed.
+  packed=$(mktemp "${TMPDIR:-/tmp}/fp8-bar-XXXXXX.tgz")
+  tar czf "$packed" -C "$out" . && mv "$packed" "$out/all.tgz"
   find "$out" -mindepth 1 ! -name all.tgz ! -name bar-fp8.md -delete
 fi
 exit $status
