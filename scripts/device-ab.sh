@@ -33,7 +33,9 @@ trap pack EXIT
 # the script at once: bash defers a trap until a foreground child exits, and each step's own timeout
 # puts it in a process group that an outer timeout's signal does not reach.
 step_pid=
-trap '[[ -n $step_pid ]] && kill -TERM "$step_pid" 2> /dev/null; exit 143' TERM
+# The trap ignores any TERM after the first (timeout signals the script and then its whole process
+# group: a second TERM during the exit trap's packing ended it before all.tgz was written, seen in CI).
+trap 'trap "" TERM; [[ -n $step_pid ]] && kill -TERM "$step_pid" 2> /dev/null; exit 143' TERM
 timed() {  # seconds log command...: the command under timeout, its output in log; its exit status
   local seconds=$1 log=$2
   shift 2
