@@ -37,9 +37,13 @@ int run_list() {
   fmt::print("\nGPU kernel families (the strategy names' last part; gpu/family.h):\n");
   for (const gpu::Family* f : gpu::families()) {
     const auto missing = gpu::not_built_here(*f);
-    fmt::print("  {:<9} compiled for {:<15} {}\n            {}\n            split-K merge weights: {}\n", f->name,
-               gpu::vendors_text(f->vendors), missing ? "not in this binary: " + *missing : std::string("in this binary"),
-               f->summary, gpu::merge_weights_text(f->merge_weights));
+    fmt::print("  {:<9} compiled for {:<15} {}\n            {}\n            split-K merge weights: {}\n"
+               "            softmax base: {}\n",
+               f->name, gpu::vendors_text(f->vendors),
+               missing ? "not in this binary: " + *missing : std::string("in this binary"), f->summary,
+               gpu::merge_weights_text(f->merge_weights),
+               f->softmax_base ? std::string(problem::to_string(*f->softmax_base)) + " for every recipe"
+                               : std::string("the recipe's"));
   }
 
   fmt::print("\nGPU strategies (mlacheck verify/bench --strategy GLOB):\n");

@@ -16,6 +16,7 @@
 #include "gpu/common/args.h"
 #include "gpu/params.h"
 #include "problem/batch.h"
+#include "problem/recipe.h"
 #include "problem/split_plan.h"
 
 namespace mlacheck::gpu {
@@ -55,6 +56,9 @@ struct Family {
   // How its split-K merges weigh the splits (gpu/common/merge_weights.h); its launcher passes it to
   // the merge, `mlacheck list` prints it.
   common::MergeWeights merge_weights = common::MergeWeights::emulated;
+  // The softmax base every kernel of the family computes in, or nullopt for the recipe's own; the
+  // registry writes it into each of the family's strategies, so that the emulation replays it.
+  std::optional<problem::SoftmaxBase> softmax_base = std::nullopt;
   // Why the family does not run strategy s on this batch (its recipe, schedule and tunables), or
   // nullopt; the registry's checks that every family shares (cache format, rows, split limits)
   // come first (Strategy::supports).

@@ -30,8 +30,6 @@ struct Row {
   std::string_view why;
   // How the kernel sums fp8 x fp8 products, where that differs from the preset's float32.
   problem::Fp8Accumulation fp8_acc = problem::Fp8Accumulation::f32;
-  // The kernel's softmax base, where it differs from the preset's.
-  std::optional<problem::SoftmaxBase> base = std::nullopt;
 };
 
 constexpr std::string_view kWhySingle = "threads: portable kernel's 16 heads x 16 keys (not tuned)";
@@ -102,32 +100,26 @@ constexpr Row kTable[] = {
     {"a16w4", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
     {"a4w4", Schedule::split_k, FamilyId::mma, kFast, kWhyFast},
     {"a4w4", Schedule::persistent, FamilyId::mma, kFastPersistent, kWhyPersistent},
-    {"a16w16", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopper,
-     problem::Fp8Accumulation::f32, hopper::kSoftmaxBase},
-    {"a16w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperFp8,
-     problem::Fp8Accumulation::f32, hopper::kSoftmaxBase},
-    {"a16w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperMxfp4,
-     problem::Fp8Accumulation::f32, hopper::kSoftmaxBase},
+    {"a16w16", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopper},
+    {"a16w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperFp8},
+    {"a16w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperMxfp4},
     {"a4w4", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA4w4},
     {"a8w8", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8,
-     hopper::kE4m3Accumulation, hopper::kSoftmaxBase},
+     hopper::kE4m3Accumulation},
     {"a8w8-static", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8,
-     hopper::kE4m3Accumulation, hopper::kSoftmaxBase},
+     hopper::kE4m3Accumulation},
     {"a8w8-cast", Schedule::split_k, FamilyId::hopper, kHopper, kWhyHopperA8w8,
-     hopper::kE4m3Accumulation, hopper::kSoftmaxBase},
-    {"a16w16", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent,
-     problem::Fp8Accumulation::f32, hopper::kSoftmaxBase},
-    {"a16w8", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent,
-     problem::Fp8Accumulation::f32, hopper::kSoftmaxBase},
-    {"a16w4", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent,
-     problem::Fp8Accumulation::f32, hopper::kSoftmaxBase},
+     hopper::kE4m3Accumulation},
+    {"a16w16", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
+    {"a16w8", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
+    {"a16w4", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
     {"a4w4", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent},
     {"a8w8", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent,
-     hopper::kE4m3Accumulation, hopper::kSoftmaxBase},
+     hopper::kE4m3Accumulation},
     {"a8w8-static", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent,
-     hopper::kE4m3Accumulation, hopper::kSoftmaxBase},
+     hopper::kE4m3Accumulation},
     {"a8w8-cast", Schedule::persistent, FamilyId::hopper, kHopperPersistent, kWhyHopperPersistent,
-     hopper::kE4m3Accumulation, hopper::kSoftmaxBase},
+     hopper::kE4m3Accumulation},
 };
 
 std::vector<Strategy> build_table() {
@@ -142,7 +134,7 @@ std::vector<Strategy> build_table() {
              std::string(s.family->name);
     s.recipe = *recipe;
     s.recipe.fp8_acc = row.fp8_acc;
-    if (row.base) s.recipe.base = *row.base;
+    if (s.family->softmax_base) s.recipe.base = *s.family->softmax_base;
     if (row.fp8_acc == problem::Fp8Accumulation::tc64) {  // the e4m3 kernels' operand orders
       s.tc_qk_order = hopper::kE4m3QkRunOrder;
       s.tc_pv_order = hopper::kE4m3PvRunOrder;

@@ -65,6 +65,7 @@ const Family& family() {
       "matrix units (mma.sync / MFMA) through gpu/mma/, key tiles in a copy pipeline",
       Vendors{true, true},
       common::MergeWeights::emulated,
+      std::nullopt,
       &supports,
       &split_plan,
       "",

@@ -23,10 +23,10 @@ inline constexpr int kWarpgroups = 2;
 // old binary over 20 rows (asks 5-6 of the thirty-first session). The outputs stay within the kernel
 // bound, which allows the GPU's exp its 2 ulp already (the softmax's).
 inline constexpr common::MergeWeights kMergeWeights = common::MergeWeights::vendor;
-// The softmax in base 2 for every recipe (the registry rows declare it: the emulation then replays
-// the base-2 scores bit for bit, P = 2^(s log2(e) - m)): the vendor's exp2f is 4 instructions where
-// expf is 8 (sm_90a SASS, nvcc 13.0), 8 exps a thread in each tile a warpgroup owns. FlashMLA's
-// softmax is in base 2 too. Measured: split-K median 0.991 of base e over 24 rows, 1-3 % off the
+// The softmax in base 2 for every recipe (the family declares it, Family::softmax_base: the
+// emulation replays the base-2 scores bit for bit, P = 2^(s log2(e) - m)): the vendor's exp2f is
+// 4 instructions where expf is 8 (sm_90a SASS, nvcc 13.0), 8 exps a thread in each tile a
+// warpgroup owns. FlashMLA's softmax is in base 2 too. Measured: split-K median 0.991 of base e over 24 rows, 1-3 % off the
 // bf16-Q rows at 4 x 1024 and bs64_kv1024, the a4w4 control (base 2 before) 1.000 (H100, ask 11 of
 // 2026-12-07's thirty-second session, docs/PERF.md).
 inline constexpr problem::SoftmaxBase kSoftmaxBase = problem::SoftmaxBase::two;

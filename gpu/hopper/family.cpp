@@ -24,8 +24,8 @@ std::optional<std::string> supports(const Strategy& s, const problem::Batch&) {
     return "no hopper kernel instance for KV " + std::string(problem::to_string(r.kv)) + " x P " +
            std::string(problem::to_string(r.p)) + " x softmax base " +
            std::string(problem::to_string(r.base)) +
-           " (gpu/hopper/instances.h: bf16, fp8 or MXFP4 KV with bf16 P, fp8 KV with fp8 P, MXFP4 KV with f16 P "
-           "and base 2)";
+           " (gpu/hopper/instances.h, every one in base 2: bf16, fp8 or MXFP4 KV with bf16 P, fp8 KV with fp8 "
+           "P, MXFP4 KV with f16 P)";
   if (r.kv == problem::KvFormat::fp8 && r.fp8 != quant::Fp8Format::e4m3fn)
     return "the hopper kernel decodes e4m3fn caches only (gpu/common/operand_decode.h's fast path)";
   if (r.kv == problem::KvFormat::fp8 && r.kv_scale != problem::KvScale::scores_output)
@@ -80,6 +80,7 @@ const Family& family() {
       "NVIDIA sm_90a: warpgroup MMA for both products, tiles by the bulk copy engine, warp-specialized",
       Vendors{true, false},
       kMergeWeights,
+      kSoftmaxBase,
       &supports,
       &split_plan,
       "a build for sm_90a (CMAKE_CUDA_ARCHITECTURES holding 90a, the default)",

@@ -50,6 +50,7 @@ const Family& family() {
       "plain HIP: FMA products, shared memory, shuffles; one block per request and split",
       Vendors{true, true},
       common::MergeWeights::emulated,
+      std::nullopt,
       &supports,
       &split_plan,
       "",

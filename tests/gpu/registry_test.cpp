@@ -174,6 +174,22 @@ TEST(GpuRegistry, EveryEntryHasAKernelInstanceAndSupportsItsOwnCache) {
   }
 }
 
+// A family that fixes the softmax base (the hopper family: base 2) has it in every strategy's recipe,
+// so that verify emulates what its kernels compute; the other families keep their preset's base.
+TEST(GpuRegistry, EveryStrategyComputesInItsFamilysSoftmaxBase) {
+  EXPECT_EQ(family(FamilyId::hopper).softmax_base, hopper::kSoftmaxBase);
+  EXPECT_EQ(family(FamilyId::portable).softmax_base, std::nullopt);
+  EXPECT_EQ(family(FamilyId::mma).softmax_base, std::nullopt);
+  int hopper_strategies = 0;
+  for (const Strategy& s : strategies()) {
+    const auto preset = problem::find_recipe(s.recipe.name);
+    ASSERT_TRUE(preset.has_value()) << s.name;
+    EXPECT_EQ(s.recipe.base, s.family->softmax_base.value_or(preset->base)) << s.name;
+    hopper_strategies += s.family->id == FamilyId::hopper;
+  }
+  EXPECT_EQ(hopper_strategies, 14) << "7 recipes x split-k and persistent";
+}
+
 // Where split-K merges (Tunables::cluster_merge, bench --merge): the hopper split-K strategies take
 // every choice; the other families and the hopper persistent ones refuse all but the family's rule,
 // saying why, so that no bench row named @merge=cluster runs a merge it does not name.
