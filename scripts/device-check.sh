@@ -20,7 +20,7 @@
 #   mutants.log      MLACHECK_DEVICE_MUTANTS=DIR (a -DMLACHECK_MUTANTS=ON build carried beside this
 #                    one): DIR's mlacheck verify --mutants on MLACHECK_DEVICE_MUTANT_TIERS (default
 #                    "quick standard"): the catch rate of every planted fault per tier (+ mutants-T.json)
-#   memcheck.log, racecheck.log, synccheck.log, initcheck.log
+#   memcheck.log, synccheck.log, initcheck.log, racecheck.log
 #                    compute-sanitizer's four tools on the small decode cases (*tiny*) of every
 #                    strategy and the Q quantizers (MLACHECK_DEVICE_SANITIZERS narrows the list);
 #                    racecheck without the hopper attention kernel: racecheck-repro.log says why,
@@ -122,7 +122,10 @@ fi
 # misaligned accesses), racecheck (shared-memory hazards: a copy wait one stage short fails only a
 # few verify rows but racecheck reports it every time), synccheck (barriers in divergent code,
 # wrong warp-sync masks) and initcheck (global memory read before it is written: workspaces).
-# MLACHECK_DEVICE_SANITIZERS narrows the list.
+# MLACHECK_DEVICE_SANITIZERS narrows the list. racecheck runs last: it takes the longest by far (3-5 s
+# a portable test, where memcheck ran all 136 tests in 3 s), and run second it used up the rest of a
+# short budget twice, leaving synccheck and initcheck unrun (device calls of 2026-12-07's thirty-first
+# and thirty-third sessions, docs/PERF.md).
 # racecheck reports hazards on the hopper kernel's hand-off between its two consumer warpgroups
 # that are not there: gpu/sm90/racecheck_handoff_repro.cu shows the same report on a race-free
 # kernel. So racecheck skips that one kernel (memcheck, synccheck and initcheck still run it), and
@@ -136,7 +139,7 @@ fi
 repro="$build/gpu/racecheck_handoff_repro"
 cluster_repro="$build/gpu/racecheck_cluster_exclude_repro"
 if command -v compute-sanitizer > /dev/null; then
-  for tool in ${MLACHECK_DEVICE_SANITIZERS:-memcheck racecheck synccheck initcheck}; do
+  for tool in ${MLACHECK_DEVICE_SANITIZERS:-memcheck synccheck initcheck racecheck}; do
     extra=()
     [[ $tool == memcheck ]] && extra=(--leak-check no)
     sanitizer_tests=$memcheck_tests

@@ -6,7 +6,7 @@ left is skipped, saying so. The ledger, with a stand-in mlacheck, floor probe an
 step runs (its log in ledger.tgz), the bar's missing FlashInfer and FlashMLA fail that step only,
 and the script's exit status says so; with no budget left every step is skipped, none run.
 scripts/device-session.sh: the ledger on an H200, device-check.sh on another card, an unknown job
-refused.
+refused. device-check.sh runs racecheck after the other three sanitizers.
 
 usage: check_device_step.py REPO WORK_DIR
 """
@@ -100,6 +100,19 @@ expect("the check job" in session.stdout and "selftest: skipped" in summary and 
        "on another card the session runs device-check.sh")
 expect(sorted(os.listdir(f"{work}/session-h100")) == ["all.tgz", "summary.txt"],
        "device-check.sh's logs come back packed beside its summary")
+# device-check.sh runs racecheck, the slowest sanitizer by far, after the other three, so that a short
+# budget cuts racecheck's tail and not synccheck and initcheck whole.
+with open(f"{work}/bin-h100/compute-sanitizer", "w") as f:
+    f.write(f'#!/bin/sh\necho "$2 $3" >> "{work}/sanitizers.txt"\necho "========= ERROR SUMMARY: 0 errors"\n')
+os.chmod(f"{work}/bin-h100/compute-sanitizer", 0o755)
+check = subprocess.run([f"{repo}/scripts/device-check.sh", build], capture_output=True, text=True, cwd=repo,
+                       env=dict(h100, OUT=f"{work}/check", MLACHECK_DEVICE_BUDGET_S="300", MLACHECK_DEVICE_BENCH="0",
+                                MLACHECK_DEVICE_DRIFT="0", MLACHECK_DEVICE_RAGGED="0", MLACHECK_DEVICE_EXAMPLE="0"))
+order = [line.split()[0] for line in open(f"{work}/sanitizers.txt")]
+expect(order == ["memcheck", "synccheck", "initcheck", "racecheck"],
+       f"the sanitizers run memcheck, synccheck, initcheck, then racecheck (got {order})")
+expect("racecheck --error-exitcode" in open(f"{work}/sanitizers.txt").read() and check.returncode == 0,
+       f"each ran and passed (exit {check.returncode})")
 bogus = subprocess.run([f"{repo}/scripts/device-session.sh", build], capture_output=True, text=True,
                        env=dict(env, DEVICE_SESSION_JOB="bench"), cwd=repo)
 expect(bogus.returncode == 2 and "not auto, ledger or check" in bogus.stderr, "an unknown job is refused, saying so")
