@@ -26,9 +26,9 @@ inline constexpr common::MergeWeights kMergeWeights = common::MergeWeights::vend
 // The softmax in base 2 for every recipe (the family declares it, Family::softmax_base: the
 // emulation replays the base-2 scores bit for bit, P = 2^(s log2(e) - m)): the vendor's exp2f is
 // 4 instructions where expf is 8 (sm_90a SASS, nvcc 13.0), 8 exps a thread in each tile a
-// warpgroup owns. FlashMLA's softmax is in base 2 too. Measured: split-K median 0.991 of base e over 24 rows, 1-3 % off the
-// bf16-Q rows at 4 x 1024 and bs64_kv1024, the a4w4 control (base 2 before) 1.000 (H100, ask 11 of
-// 2026-12-07's thirty-second session, docs/PERF.md).
+// warpgroup owns. FlashMLA's softmax is in base 2 too. Measured: split-K median 0.991 of base e
+// over 24 rows, 1-3 % off the bf16-Q rows at 4 x 1024 and bs64_kv1024, the a4w4 control (base 2
+// before) 1.000 (H100, ask 11 of 2026-12-07's thirty-second session, docs/PERF.md).
 inline constexpr problem::SoftmaxBase kSoftmaxBase = problem::SoftmaxBase::two;
 // Keys per tile = the online-softmax step (the emulation's softmax_tile): wgmma's M.
 inline constexpr int kTileKeys = 64;
