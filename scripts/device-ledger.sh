@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Issue 10's H200 measurements in one device call (about 8 minutes), for sessions whose device time
-# is short: the binary checked first on the hopper strategies it times, then
+# Issue 10's H200 measurements in one device call (its steps' caps add up to about 8 minutes; on an
+# H100 the whole ran in 92-110 s: docs/PERF.md, call 5 of 2026-12-07's twenty-sixth session and ask 9
+# of 2026-12-08's thirty-fourth), for sessions whose device time is short: the binary checked first
+# on the hopper strategies it times, then
 #   verify-quick.log  mlacheck verify --tier quick of every hopper strategy
 #   fused-test.log    the GPU tests of the merge in the kernel's clusters (every recipe, bit for bit
 #                     against the merge kernel)
